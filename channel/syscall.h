@@ -1,0 +1,34 @@
+#pragma once
+
+#include <cerrno>  // errno, EINTR, EAGAIN, EWOULDBLOCK, EPIPE, ECONNRESET
+
+namespace spinrpc {
+
+/// Throws std::system_error(err) with the message "cannot <what> fd <fd>".
+[[noreturn]] void throw_syscall_error(int err, const char* what, int fd);
+
+/// True for the errno values a caller handles as a result, not a failure:
+/// EAGAIN/EWOULDBLOCK (nothing to read yet, pipe full) and EPIPE/ECONNRESET
+/// (the peer is gone; the caller throws its own typed PeerClosed).
+constexpr bool is_expected_errno(int err) noexcept {
+  return err == EAGAIN || err == EWOULDBLOCK || err == EPIPE || err == ECONNRESET;
+}
+
+/// The one retry rule for system calls (STYLE.md rule 8). Runs `call` (which
+/// returns -1 and sets errno on failure) again while it fails with EINTR, and
+/// returns its result. For is_expected_errno() failures it returns -1 with
+/// errno intact; any other failure throws std::system_error naming `what`
+/// and `fd`. Never use it for close(2), which must not be retried.
+template <class Call>
+auto check_syscall(Call&& call, const char* what, int fd) {
+  for (;;) {
+    auto result = call();
+    if (result != -1) return result;
+    const int err = errno;
+    if (err == EINTR) continue;
+    if (is_expected_errno(err)) return result;
+    throw_syscall_error(err, what, fd);
+  }
+}
+
+}  // namespace spinrpc

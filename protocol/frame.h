@@ -1,0 +1,49 @@
+#pragma once
+
+#include <cstddef>      // std::byte, std::size_t
+#include <span>         // std::span
+#include <string_view>  // std::string_view
+
+#include "protocol/message_type.h"
+
+namespace spinrpc {
+
+/// A read-only run of bytes; never owns.
+using ByteView = std::span<const std::byte>;
+
+/// Views bytes as text without copying (payloads are usually UTF-8 JSON).
+inline std::string_view as_text(ByteView bytes) noexcept {
+  return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
+}
+
+/// Views text as bytes without copying.
+inline ByteView as_bytes(std::string_view text) noexcept {
+  return {reinterpret_cast<const std::byte*>(text.data()), text.size()};
+}
+
+/// One decoded message: [type, name, payload]. name and payload point into
+/// the buffer the frame was decoded from; they are valid only as long as
+/// that buffer is (FdChannel says how long that is).
+struct FrameView {
+  MessageType type;
+  ByteView name;
+  ByteView payload;
+
+  std::string_view name_text() const noexcept { return as_text(name); }
+  std::string_view payload_text() const noexcept { return as_text(payload); }
+};
+
+/// Size limits checked before any allocation.
+struct Limits {
+  /// Default for max_message_bytes: 256 MiB. tsgo sends whole source files
+  /// and ASTs (tens of MiB for checker.ts) but never a quarter of a GiB; a
+  /// bin32 length of 0xffffffff is refused instead of buffered.
+  static constexpr std::size_t kDefaultMaxMessageBytes = std::size_t{256} << 20;
+
+  /// Largest whole frame (header, name and payload), in bytes, that a
+  /// decoder accepts. A frame announcing more is a ProtocolError as soon as
+  /// its length field has arrived.
+  std::size_t max_message_bytes = kDefaultMaxMessageBytes;
+};
+
+}  // namespace spinrpc

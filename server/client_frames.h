@@ -1,0 +1,22 @@
+#pragma once
+
+#include <optional>  // std::optional
+
+#include "protocol/frame.h"
+
+namespace spinrpc {
+
+class FdChannel;
+
+namespace detail {
+
+/// tsgo's prefix for malformed input (PROTOCOL.md, "Ends and errors").
+inline constexpr char kInvalidRequest[] = "api: invalid request: ";
+
+/// Reads the client's next frame as FdChannel::try_read_frame() does, but a
+/// ProtocolError carries tsgo's full stderr line ("api: invalid request: …").
+/// Every server-side read goes through here: the main loop and call().
+std::optional<FrameView> read_client_frame(FdChannel& channel);
+
+}  // namespace detail
+}  // namespace spinrpc

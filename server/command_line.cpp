@@ -1,0 +1,123 @@
+#include "server/command_line.h"
+
+#include <unistd.h>  // ::getcwd
+
+#include <algorithm>    // std::find
+#include <charconv>     // std::from_chars
+#include <string_view>  // std::string_view
+
+#include "protocol/frame.h"
+
+namespace spinrpc {
+namespace {
+
+bool parse_bool(std::string_view flag, std::string_view value) {
+  // strconv.ParseBool's spellings.
+  for (std::string_view t : {"1", "t", "T", "true", "TRUE", "True"}) {
+    if (value == t) return true;
+  }
+  for (std::string_view f : {"0", "f", "F", "false", "FALSE", "False"}) {
+    if (value == f) return false;
+  }
+  throw UsageError("invalid boolean value \"" + std::string(value) + "\" for -" + std::string(flag));
+}
+
+std::size_t parse_size(std::string_view flag, std::string_view value) {
+  std::size_t result = 0;
+  const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), result);
+  if (error != std::errc{} || end != value.data() + value.size() || result == 0) {
+    throw UsageError("invalid value \"" + std::string(value) + "\" for -" + std::string(flag) +
+                     ": expected a positive number of bytes");
+  }
+  return result;
+}
+
+std::vector<std::string> parse_callbacks(std::string_view list) {
+  std::vector<std::string> names;
+  while (!list.empty()) {
+    const std::size_t comma = list.find(',');
+    const std::string_view name = list.substr(0, comma);
+    if (!name.empty()) {
+      const auto& known = known_callbacks();
+      if (std::find(known.begin(), known.end(), name) == known.end()) {
+        throw UsageError("unknown callback name: " + std::string(name));
+      }
+      names.emplace_back(name);
+    }
+    if (comma == std::string_view::npos) break;
+    list.remove_prefix(comma + 1);
+  }
+  return names;
+}
+
+std::string working_directory() {
+  std::string path(4096, '\0');
+  if (::getcwd(path.data(), path.size()) == nullptr) return ".";
+  path.resize(std::char_traits<char>::length(path.c_str()));
+  return path;
+}
+
+}  // namespace
+
+CommandLine parse_command_line(const std::vector<std::string>& args) {
+  CommandLine line{};
+  line.max_message_bytes = Limits::kDefaultMaxMessageBytes;
+  bool cwd_set = false;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    std::string_view arg = args[i];
+    if (arg == "--") break;
+    if (arg.size() < 2 || arg[0] != '-') break;  // first non-flag: the rest is ignored
+    arg.remove_prefix(arg[1] == '-' ? 2 : 1);
+    const std::size_t eq = arg.find('=');
+    const std::string_view name = arg.substr(0, eq);
+    const std::optional<std::string_view> inline_value =
+        eq == std::string_view::npos ? std::nullopt : std::optional(arg.substr(eq + 1));
+    // A flag with a value takes `=value` or the next argument.
+    const auto value = [&]() -> std::string_view {
+      if (inline_value) return *inline_value;
+      if (i + 1 >= args.size()) throw UsageError("flag needs an argument: -" + std::string(name));
+      return args[++i];
+    };
+    const auto boolean = [&] { return inline_value ? parse_bool(name, *inline_value) : true; };
+
+    if (name == "api") line.api = boolean();
+    else if (name == "help" || name == "h") line.help = true;
+    else if (name == "timing") line.server.timing = boolean();
+    else if (name == "async") line.async = boolean();
+    else if (name == "cwd") {
+      line.server.cwd = value();
+      cwd_set = true;
+    } else if (name == "callbacks") line.server.callbacks = parse_callbacks(value());
+    else if (name == "pipe") line.pipe = std::string(value());
+    else if (name == "max-message-bytes") line.max_message_bytes = parse_size(name, value());
+    else throw UsageError("flag provided but not defined: -" + std::string(name));
+  }
+  if (cwd_set && line.server.cwd.empty()) throw UsageError("-cwd must not be empty");
+  if (!cwd_set) line.server.cwd = working_directory();
+  return line;
+}
+
+const char* usage_text() {
+  return R"(usage: spinrpc-server --api [flags]
+
+Serves the TypeScript 7 sync API (tsgo --api) over stdin/stdout: MessagePack
+frames, the same replies as tsgo for echo, initialize, getServerTiming and
+resetServerTiming. Exits 0 when the client closes stdin, 1 on a malformed
+frame (one line on stderr), 2 on a bad command line.
+
+tsgo's flags:
+  --api                 API mode (required)
+  --cwd DIR             initialize's currentDirectory (default: the working directory)
+  --callbacks=LIST      the client's FS callbacks: readFile,fileExists,
+                        directoryExists,getAccessibleEntries,realpath
+  --timing              collect per-request processing time for getServerTiming
+  --pipe PATH           serve a Unix domain socket at PATH (not supported yet)
+  --async               JSON-RPC framing (not supported yet)
+
+spinrpc's flags:
+  --max-message-bytes N refuse frames larger than N bytes (default 268435456)
+  --help                print this text and exit 0
+)";
+}
+
+}  // namespace spinrpc

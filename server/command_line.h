@@ -1,0 +1,49 @@
+#pragma once
+
+#include <cstddef>    // std::size_t
+#include <optional>   // std::optional
+#include <stdexcept>  // std::invalid_argument
+#include <string>     // std::string
+#include <vector>     // std::vector
+
+#include "server/server.h"
+
+namespace spinrpc {
+
+/// A command line spinrpc-server cannot run with; what() is one line. The
+/// executable prints it and the usage to stderr and exits 2.
+class UsageError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+/// spinrpc-server's command line: tsgo's --api surface (PROTOCOL.md,
+/// "Command line") plus spinrpc's own flags.
+struct CommandLine {
+  ServerOptions server;           ///< --cwd (default: the working directory), --callbacks, --timing
+  bool api = false;               ///< --api seen (required)
+  bool help = false;              ///< --help / -h
+  std::optional<std::string> pipe;  ///< --pipe PATH
+  bool async = false;             ///< --async
+  std::size_t max_message_bytes;  ///< --max-message-bytes N (default Limits::kDefaultMaxMessageBytes)
+};
+
+/// The FS callbacks tsgo knows (--callbacks= accepts only these).
+inline const std::vector<std::string>& known_callbacks() {
+  static const std::vector<std::string> names{"readFile", "fileExists", "directoryExists",
+                                              "getAccessibleEntries", "realpath"};
+  return names;
+}
+
+/// Parses arguments the way Go's flag package does, as tsgo does: one or two
+/// leading dashes, `--flag=value` or `--flag value`, booleans as `--flag` or
+/// `--flag=true|false`. Parsing stops at `--` or the first non-flag argument;
+/// the rest are ignored, as tsgo ignores them. Throws UsageError for an
+/// unknown flag, a missing or malformed value, an unknown callback name or
+/// an empty --cwd.
+CommandLine parse_command_line(const std::vector<std::string>& args);
+
+/// The usage text (--help, and after a UsageError).
+const char* usage_text();
+
+}  // namespace spinrpc

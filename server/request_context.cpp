@@ -1,0 +1,59 @@
+#include "server/request_context.h"
+
+#include <stdexcept>  // std::runtime_error
+#include <string>     // std::string
+
+#include "channel/fd_channel.h"
+#include "channel/peer_closed.h"
+#include "server/client_frames.h"
+#include "server/go_format.h"
+#include "server/remote_error.h"
+
+namespace spinrpc {
+
+ByteView RequestContext::call(std::string_view callback, ByteView arguments) {
+  FrameView reply;
+  try {
+    channel_->write_frame(MessageType::Call, as_bytes(callback), arguments);
+    const auto frame = detail::read_client_frame(*channel_);
+    if (!frame) throw PeerClosed("the client closed the connection during a Call", false);
+    reply = *frame;
+  } catch (...) {
+    // The stream itself failed: no Error reply can follow; Server::dispatch
+    // rethrows this however the handler reacts.
+    fatal_ = std::current_exception();
+    throw;
+  }
+  const bool answers_call =
+      reply.type == MessageType::CallResponse || reply.type == MessageType::CallError;
+  if (answers_call && reply.name_text() == callback) {
+    if (reply.type == MessageType::CallError) throw RemoteError(std::string(reply.payload_text()));
+    return reply.payload;
+  }
+  // tsgo drops the stray frame, fails this Request and serves on.
+  if (reply.type == MessageType::Response || reply.type == MessageType::Error ||
+      reply.type == MessageType::Call) {
+    throw std::runtime_error("unexpected message type: " +
+                             std::to_string(static_cast<unsigned>(reply.type)));
+  }
+  std::string message = "api: unexpected message while waiting for ";
+  append_go_quoted(message, callback);
+  message += " response";
+  throw std::runtime_error(message);
+}
+
+std::string_view RequestContext::call(std::string_view callback, std::string_view arguments) {
+  return as_text(call(callback, as_bytes(arguments)));
+}
+
+bool RequestContext::client_has_callback(std::string_view name) const noexcept {
+  if (callbacks_ == nullptr || name.empty()) return false;
+  // callbacks_ is ",a,b,": look for ",name,".
+  const std::string_view list = *callbacks_;
+  for (std::size_t at = list.find(name); at != std::string_view::npos; at = list.find(name, at + 1)) {
+    if (at > 0 && list[at - 1] == ',' && at + name.size() < list.size() && list[at + name.size()] == ',') return true;
+  }
+  return false;
+}
+
+}  // namespace spinrpc

@@ -1,0 +1,83 @@
+#pragma once
+
+#include <functional>     // std::function
+#include <memory>         // std::unique_ptr
+#include <string>         // std::string
+#include <string_view>    // std::string_view
+#include <unordered_map>  // std::unordered_map
+#include <utility>        // std::forward
+#include <vector>         // std::vector
+
+#include "server/request_context.h"
+#include "server/server_timing.h"
+
+namespace spinrpc {
+
+class FdChannel;
+
+/// Answers one Request: reads ctx.payload(), writes ctx.reply() (or calls
+/// ctx.reply_view()), may ctx.call() the client. An exception becomes an
+/// Error reply whose payload is its what(); the server then serves on.
+using Handler = std::function<void(RequestContext&)>;
+
+/// The state tsgo's --api command line sets (PROTOCOL.md, "Command line").
+struct ServerOptions {
+  /// initialize's currentDirectory, verbatim (tsgo does not normalise it).
+  std::string cwd;
+  /// The client's FS callbacks (--callbacks=a,b), for RequestContext::client_has_callback.
+  std::vector<std::string> callbacks;
+  /// --timing: record each request's processing time for getServerTiming.
+  bool timing = false;
+  /// initialize's useCaseSensitiveFileNames; detect_case_sensitivity() finds it.
+  bool use_case_sensitive_file_names = true;
+};
+
+/// The sync API server: reads Requests from a channel, dispatches them to
+/// handlers, writes Responses. Built in: echo, initialize, getServerTiming
+/// and resetServerTiming, and tsgo's unknown-method Error (PROTOCOL.md,
+/// "Built-in methods"). One thread; one Request open at a time.
+class Server {
+ public:
+  explicit Server(ServerOptions options);
+  ~Server();
+
+  /// Registers (or replaces, echo and initialize included) the handler for
+  /// `method`. Throws std::invalid_argument for an empty name and for
+  /// getServerTiming/resetServerTiming, which the server answers itself
+  /// before dispatch, as tsgo does.
+  template <class F>
+  void on(std::string_view method, F&& handler) {
+    add_handler(method, Handler(std::forward<F>(handler)));
+  }
+  void add_handler(std::string_view method, Handler handler);
+
+  /// Serves the channel until the client closes it between frames; returns
+  /// then. Throws, ending the session, on what tsgo treats as fatal:
+  /// ProtocolError with tsgo's full stderr line (a malformed frame, prefixed
+  /// "api: invalid request: "; a CallResponse or CallError outside a call,
+  /// or an empty method: "api: unexpected response message in sync
+  /// connection"; a Response, Error or Call: "unexpected message type: N");
+  /// PeerClosed on EOF inside a frame; std::system_error from the OS.
+  void serve(FdChannel& channel);
+
+ private:
+  struct StringHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+  };
+  void dispatch(FdChannel& channel, std::string_view method, ByteView payload);
+
+  ServerOptions options_;
+  std::string callbacks_joined_;  // ",a,b," for a cheap membership test
+  std::unordered_map<std::string, Handler, StringHash, std::equal_to<>> handlers_;
+  ServerTiming timing_;
+  RequestContext context_;        // reused across requests
+  std::string error_text_;        // reused for Error payloads
+};
+
+/// Whether the file system holding this executable is case-sensitive: tsgo
+/// asks the same of its own path (stat the path with its letters' case
+/// swapped). True when the path has no letters or cannot be read.
+bool detect_case_sensitivity();
+
+}  // namespace spinrpc

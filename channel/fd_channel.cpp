@@ -57,7 +57,10 @@ iovec to_iovec(ByteView bytes) {
 }  // namespace
 
 FdChannel::FdChannel(UniqueFd in, UniqueFd out, ChannelOptions options)
-    : in_(std::move(in)), out_(std::move(out)), options_(options) {
+    : in_(std::move(in)),
+      out_(std::move(out)),
+      options_(std::move(options)),
+      reader_(in_.get(), options_.spin) {
   replace_buffer(std::max<std::size_t>(options_.initial_buffer_bytes, 16));
 }
 
@@ -98,16 +101,7 @@ FrameView FdChannel::read_frame() {
 }
 
 std::size_t FdChannel::read_some() {
-  const int fd = in_.get();
-  const ssize_t n =
-      check_syscall([&] { return ::read(fd, buffer_.get() + end_, capacity_ - end_); }, "read from", fd);
-  if (n >= 0) return static_cast<std::size_t>(n);
-  // Branch: ECONNRESET on a socket is the peer's death, the same as EOF.
-  if (errno == ECONNRESET || errno == EPIPE) return 0;
-  // Branch: EAGAIN on a descriptor someone else made non-blocking; wait.
-  pollfd p{fd, POLLIN, 0};
-  check_syscall([&] { return ::poll(&p, 1, -1); }, "poll", fd);
-  return read_some();
+  return reader_.read_some(buffer_.get() + end_, capacity_ - end_);
 }
 
 void FdChannel::reserve_for(std::size_t need) {

@@ -6,6 +6,9 @@
 #include <optional>  // std::optional
 #include <vector>    // std::vector
 
+#include "channel/channel_stats.h"
+#include "channel/spin_policy.h"
+#include "channel/spin_reader.h"
 #include "channel/unique_fd.h"
 #include "protocol/frame.h"
 
@@ -24,6 +27,10 @@ struct ChannelOptions {
   /// 200 MiB for the rest of the session. Growth up to it is kept, so
   /// steady traffic of 1 MiB messages never reallocates.
   std::size_t retained_buffer_bytes = std::size_t{16} << 20;
+  /// How the reader waits for bytes. The default (budget 0) is a plain
+  /// blocking read; spinrpc-server and SyncRpcChannel pass
+  /// resolve_spin_policy() (channel/spin_config.h).
+  SpinPolicy spin;
 };
 
 /// Reads and writes whole frames over a pair of file descriptors (the same
@@ -35,9 +42,10 @@ struct ChannelOptions {
 /// Views returned by a read stay valid until the next read on this channel,
 /// unless a Hold keeps them longer (see hold_frame()).
 ///
+/// Waiting for bytes follows options.spin (SpinReader): with a budget, the
+/// reader polls for up to that many µs before it blocks; writes never spin.
+///
 /// WARNING: one thread at a time. Separate channels are independent.
-/// The read path blocks in read(2) (a spin budget before blocking is the
-/// seam the spin-aware reader fills).
 class FdChannel {
  public:
   /// Owns both fds. For a socket, pass two UniqueFds holding dup'ed fds.
@@ -86,6 +94,9 @@ class FdChannel {
   };
   [[nodiscard]] Hold hold_frame() noexcept;
 
+  /// The reader's counters and spin policy (SPIN.md, "What the channel reports").
+  ChannelStats stats() const { return reader_.stats(); }
+
   /// The borrowed descriptors (owned by this channel).
   int in_fd() const noexcept { return in_.get(); }
   int out_fd() const noexcept { return out_.get(); }
@@ -100,6 +111,7 @@ class FdChannel {
   UniqueFd in_;
   UniqueFd out_;
   ChannelOptions options_;
+  SpinReader reader_;  // waits on in_ by options_.spin
   std::unique_ptr<std::byte[]> buffer_;  // uninitialised storage, capacity_ bytes
   std::size_t capacity_ = 0;
   std::size_t begin_ = 0;       // first unconsumed byte

@@ -90,6 +90,23 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
     } else if (name == "callbacks") line.server.callbacks = parse_callbacks(value());
     else if (name == "pipe") line.pipe = std::string(value());
     else if (name == "max-message-bytes") line.max_message_bytes = parse_size(name, value());
+    else if (name == "stats") line.print_stats = boolean();
+    else if (name == "spin-us") {
+      const std::string_view text = value();
+      long long us = -1;
+      const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), us);
+      if (error == std::errc{} && end == text.data() + text.size() && us >= 0) {
+        line.spin.spin_us = us;
+      } else {
+        line.warnings.push_back("ignoring --spin-us \"" + std::string(text) +
+                                "\": expected a non-negative number of microseconds");
+      }
+    } else if (name == "adaptive") {
+      const std::string_view text = inline_value ? *inline_value : "1";
+      if (text == "1" || text == "true") line.spin.adaptive = true;
+      else if (text == "0" || text == "false") line.spin.adaptive = false;
+      else line.warnings.push_back("ignoring --adaptive=" + std::string(text) + ": expected 1 or 0");
+    }
     else throw UsageError("flag provided but not defined: -" + std::string(name));
   }
   if (cwd_set && line.server.cwd.empty()) throw UsageError("-cwd must not be empty");
@@ -115,8 +132,15 @@ tsgo's flags:
   --async               JSON-RPC framing (not supported yet)
 
 spinrpc's flags:
+  --spin-us N           spin budget in µs before a read blocks; 0 = off
+                        (default: TSGO_SYNC_SPIN_US, else 100; 0 with < 2 CPUs)
+  --adaptive=0|1        suspend spinning after 3 waits over 1 ms, resume after
+                        3 under (default: TSGO_SYNC_SPIN_ADAPTIVE, else 1)
+  --stats               print the channel's spin counters to stderr at exit
   --max-message-bytes N refuse frames larger than N bytes (default 268435456)
   --help                print this text and exit 0
+
+Besides tsgo's methods, getChannelStats answers the spin counters as JSON.
 )";
 }
 

@@ -6,6 +6,7 @@
 #include <string>     // std::string
 #include <vector>     // std::vector
 
+#include "channel/spin_config.h"
 #include "server/server.h"
 
 namespace spinrpc {
@@ -26,6 +27,11 @@ struct CommandLine {
   std::optional<std::string> pipe;  ///< --pipe PATH
   bool async = false;             ///< --async
   std::size_t max_message_bytes;  ///< --max-message-bytes N (default Limits::kDefaultMaxMessageBytes)
+  SpinOverrides spin;             ///< --spin-us N, --adaptive=0|1 (beat TSGO_SYNC_SPIN_*)
+  bool print_stats = false;       ///< --stats: channel stats to stderr at exit
+  /// One line each for values ignored rather than refused (SPIN.md: an
+  /// unparsable spin setting is reported once and the default used).
+  std::vector<std::string> warnings;
 };
 
 /// The FS callbacks tsgo knows (--callbacks= accepts only these).
@@ -38,7 +44,8 @@ inline const std::vector<std::string>& known_callbacks() {
 /// Parses arguments the way Go's flag package does, as tsgo does: one or two
 /// leading dashes, `--flag=value` or `--flag value`, booleans as `--flag` or
 /// `--flag=true|false`. Parsing stops at `--` or the first non-flag argument;
-/// the rest are ignored, as tsgo ignores them. Throws UsageError for an
+/// the rest are ignored, as tsgo ignores them. A malformed --spin-us or
+/// --adaptive value adds a warning and is ignored. Throws UsageError for an
 /// unknown flag, a missing or malformed value, an unknown callback name or
 /// an empty --cwd.
 CommandLine parse_command_line(const std::vector<std::string>& args);

@@ -9,6 +9,7 @@
 #include "channel/fd_channel.h"
 #include "channel/peer_closed.h"
 #include "protocol/protocol_error.h"
+#include "server/channel_stats_json.h"
 #include "server/command_line.h"
 #include "server/server.h"
 
@@ -21,8 +22,17 @@ int run(const spinrpc::CommandLine& line) {
 
   spinrpc::ChannelOptions channel_options;
   channel_options.limits.max_message_bytes = line.max_message_bytes;
+  channel_options.spin = spinrpc::resolve_spin_policy(line.spin);
   spinrpc::FdChannel channel(spinrpc::UniqueFd(STDIN_FILENO), spinrpc::UniqueFd(STDOUT_FILENO),
                              channel_options);
+  // --stats: printed however the session ends.
+  struct StatsAtExit {
+    const spinrpc::FdChannel& channel;
+    bool enabled;
+    ~StatsAtExit() {
+      if (enabled) std::cerr << "spinrpc-server: channel stats " << spinrpc::to_json(channel.stats()) << '\n';
+    }
+  } stats_at_exit{channel, line.print_stats};
   try {
     server.serve(channel);
     return 0;
@@ -49,6 +59,7 @@ int main(int argc, char** argv) {
   spinrpc::CommandLine line;
   try {
     line = spinrpc::parse_command_line(std::vector<std::string>(argv + 1, argv + argc));
+    for (const std::string& warning : line.warnings) std::cerr << "spinrpc-server: " << warning << '\n';
     if (line.help) {
       std::fputs(spinrpc::usage_text(), stdout);
       return 0;

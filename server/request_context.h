@@ -4,6 +4,7 @@
 #include <string>       // std::string
 #include <string_view>  // std::string_view
 
+#include "channel/channel_stats.h"
 #include "protocol/frame.h"
 
 namespace spinrpc {
@@ -32,6 +33,9 @@ class RequestContext {
   /// PeerClosed and ProtocolError as FdChannel does (the server then ends).
   ByteView call(std::string_view callback, ByteView arguments);
   std::string_view call(std::string_view callback, std::string_view arguments);
+
+  /// The channel's spin counters so far (SPIN.md, "What the channel reports").
+  ChannelStats channel_stats() const;
 
   /// Whether the client announced callback `name` with --callbacks=.
   bool client_has_callback(std::string_view name) const noexcept;

@@ -9,6 +9,7 @@
 
 #include "channel/fd_channel.h"
 #include "protocol/protocol_error.h"
+#include "server/channel_stats_json.h"
 #include "server/client_frames.h"
 #include "server/go_format.h"
 
@@ -48,6 +49,8 @@ Server::Server(ServerOptions options) : options_(std::move(options)), timing_(op
   context_.callbacks_ = &callbacks_joined_;
 
   on("echo", [](RequestContext& ctx) { ctx.reply_view(ctx.payload()); });
+  // Not tsgo's: the spin counters of this server's reader (SPIN.md).
+  on("getChannelStats", [](RequestContext& ctx) { ctx.reply() = to_json(ctx.channel_stats()); });
   // initialize ignores its payload (tsgo answers null, {} and empty alike).
   on("initialize", [reply = initialize_reply(options_)](RequestContext& ctx) {
     ctx.reply_view(as_bytes(reply));

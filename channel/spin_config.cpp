@@ -1,0 +1,118 @@
+#include "channel/spin_config.h"
+
+#include <sched.h>  // sched_getaffinity, CPU_COUNT
+
+#include <charconv>  // std::from_chars
+#include <cstdlib>   // std::getenv
+#include <fstream>   // std::ifstream
+#include <iostream>  // std::cerr
+#include <sstream>   // std::ostringstream
+
+namespace spinrpc {
+namespace {
+
+constexpr long long kDefaultBudgetUs = 100;
+constexpr char kBudgetVariable[] = "TSGO_SYNC_SPIN_US";
+constexpr char kAdaptiveVariable[] = "TSGO_SYNC_SPIN_ADAPTIVE";
+
+std::optional<long long> parse_non_negative(std::string_view text) {
+  long long value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc{} || end != text.data() + text.size() || value < 0) return std::nullopt;
+  return value;
+}
+
+std::optional<bool> parse_switch(std::string_view text) {
+  if (text == "1" || text == "true") return true;
+  if (text == "0" || text == "false") return false;
+  return std::nullopt;
+}
+
+// The quota of the cgroup v2 this process is in: "max 100000" is none,
+// "50000 100000" is half a CPU. cgroup v1 and unreadable files: none.
+std::optional<double> cgroup_quota_cpus() {
+  std::ifstream membership("/proc/self/cgroup");
+  std::string line;
+  std::string path;
+  while (std::getline(membership, line)) {
+    if (line.rfind("0::", 0) == 0) path = line.substr(3);
+  }
+  if (path.empty()) return std::nullopt;
+  std::ifstream file("/sys/fs/cgroup" + (path == "/" ? std::string() : path) + "/cpu.max");
+  std::string quota;
+  long long period = 0;
+  if (!(file >> quota >> period) || quota == "max" || period <= 0) return std::nullopt;
+  const auto quota_us = parse_non_negative(quota);
+  if (!quota_us) return std::nullopt;
+  return static_cast<double>(*quota_us) / static_cast<double>(period);
+}
+
+std::string format_cpus(double cpus) {
+  std::ostringstream text;
+  text << cpus;
+  return text.str();
+}
+
+}  // namespace
+
+CpuAllowance available_cpus() {
+  CpuAllowance allowance{0, "unknown"};
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) {
+    allowance = {static_cast<double>(CPU_COUNT(&set)), "sched_getaffinity"};
+  }
+  if (const auto quota = cgroup_quota_cpus(); quota && (allowance.cpus == 0 || *quota < allowance.cpus)) {
+    allowance = {*quota, "cgroup cpu.max"};
+  }
+  return allowance;
+}
+
+SpinPolicy resolve_spin_policy(const SpinOverrides& overrides, const EnvLookup& env,
+                               const CpuAllowance& cpus, std::ostream& warnings) {
+  SpinPolicy policy;
+  policy.adaptive = true;
+
+  std::optional<long long> budget_us;
+  if (overrides.spin_us && *overrides.spin_us >= 0) {
+    budget_us = *overrides.spin_us;
+    policy.reason = "--spin-us " + std::to_string(*budget_us);
+  } else if (const char* text = env(kBudgetVariable); text != nullptr) {
+    budget_us = parse_non_negative(text);
+    if (budget_us) {
+      policy.reason = std::string(kBudgetVariable) + "=" + text;
+    } else {
+      warnings << "spinrpc: ignoring " << kBudgetVariable << "=\"" << text
+               << "\": expected a non-negative number of microseconds\n";
+    }
+  }
+  if (!budget_us) {
+    if (cpus.cpus > 0 && cpus.cpus < 2) {
+      budget_us = 0;
+      policy.reason = "default 0: " + format_cpus(cpus.cpus) + " CPU available (" + cpus.source + ")";
+    } else {
+      budget_us = kDefaultBudgetUs;
+      policy.reason = "default";
+    }
+  }
+  policy.budget = std::chrono::microseconds(*budget_us);
+
+  if (overrides.adaptive) {
+    policy.adaptive = *overrides.adaptive;
+  } else if (const char* text = env(kAdaptiveVariable); text != nullptr) {
+    if (const auto adaptive = parse_switch(text)) {
+      policy.adaptive = *adaptive;
+    } else {
+      warnings << "spinrpc: ignoring " << kAdaptiveVariable << "=\"" << text
+               << "\": expected 1 or 0\n";
+    }
+  }
+  return policy;
+}
+
+SpinPolicy resolve_spin_policy(const SpinOverrides& overrides) {
+  return resolve_spin_policy(overrides, [](const char* name) { return std::getenv(name); },
+                             available_cpus(), std::cerr);
+}
+
+}  // namespace spinrpc

@@ -1,0 +1,56 @@
+#pragma once
+
+#include <chrono>   // std::chrono::microseconds, nanoseconds
+#include <cstdint>  // std::uint64_t
+#include <string>   // std::string
+
+namespace spinrpc {
+
+/// How a reader waits for the next message (SPIN.md, "The rule"). Resolved
+/// once at start-up (resolve_spin_policy) and passed down; never global.
+struct SpinPolicy {
+  /// µs to poll with non-blocking reads before blocking; 0 = plain blocking
+  /// reads, no extra system call on the hot path.
+  std::chrono::microseconds budget{0};
+  /// Suspend spinning after 3 waits over 1 ms, resume after 3 under 1 ms.
+  bool adaptive = true;
+  /// Why `budget` has its value, for the stats ("default", "TSGO_SYNC_SPIN_US=50",
+  /// "--spin-us 0", "1 CPU available (sched_getaffinity)").
+  std::string reason = "spinning not configured";
+};
+
+/// The adaptive rule, pure: no clock, no I/O (SPIN.md, "The rule"). Feed it
+/// every wait's duration; it says whether the next wait spins.
+///
+/// W > 1 ms: long += 1, short = 0; while spinning, long == 3 suspends.
+/// W < 1 ms: short += 1, long = 0; while suspended, short == 3 resumes.
+/// W == 1 ms changes nothing. The threshold is far above a 100 µs budget on
+/// purpose: on a host with C6 a blocked read returns ~200 µs late even when
+/// the peer answered at once, so "the budget ran out" alone would switch
+/// spinning off exactly where it helps (spin proposal, "adaptive variant").
+class AdaptiveSpinController {
+ public:
+  /// Waits in a row on one side of the threshold that flip the state.
+  static constexpr unsigned kWaitsToFlip = 3;
+  static constexpr std::chrono::microseconds kThreshold{1000};
+
+  /// `adaptive` false: always spinning, never suspends.
+  explicit AdaptiveSpinController(bool adaptive) noexcept : adaptive_(adaptive) {}
+
+  /// Feeds one wait; returns whether the next wait spins.
+  bool after_wait(std::chrono::nanoseconds wait) noexcept;
+
+  bool spinning() const noexcept { return spinning_; }
+  std::uint64_t suspensions() const noexcept { return suspensions_; }
+  std::uint64_t resumptions() const noexcept { return resumptions_; }
+
+ private:
+  bool adaptive_;
+  bool spinning_ = true;
+  unsigned long_waits_ = 0;   // consecutive waits over the threshold
+  unsigned short_waits_ = 0;  // consecutive waits under the threshold
+  std::uint64_t suspensions_ = 0;
+  std::uint64_t resumptions_ = 0;
+};
+
+}  // namespace spinrpc

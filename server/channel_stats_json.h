@@ -1,0 +1,15 @@
+#pragma once
+
+#include <string>  // std::string
+
+#include "channel/channel_stats.h"
+
+namespace spinrpc {
+
+/// The stats as one JSON object, fields as in ChannelStats in snake_case
+/// ("waits", "spin_hits", ..., "spin_us", "budget_us", "adaptive",
+/// "spinning", "budget_reason"). getChannelStats answers with it and
+/// --stats prints it.
+std::string to_json(const ChannelStats& stats);
+
+}  // namespace spinrpc

@@ -1,0 +1,102 @@
+#include <doctest/doctest.h>
+
+#include <map>
+#include <sstream>
+#include <string>
+
+#include "channel/spin_config.h"
+
+namespace {
+
+using namespace std::chrono_literals;
+using spinrpc::CpuAllowance;
+using spinrpc::SpinOverrides;
+using spinrpc::resolve_spin_policy;
+
+// An environment made of a map, so tests never touch the process's own.
+struct FakeEnv {
+  std::map<std::string, std::string> vars;
+  spinrpc::EnvLookup lookup() const {
+    return [this](const char* name) -> const char* {
+      const auto it = vars.find(name);
+      return it == vars.end() ? nullptr : it->second.c_str();
+    };
+  }
+};
+
+const CpuAllowance kTwoCpus{2, "sched_getaffinity"};
+const CpuAllowance kOneCpu{1, "sched_getaffinity"};
+
+TEST_CASE("resolve_spin_policy defaults to a 100 us adaptive budget on two CPUs") {
+  FakeEnv env;
+  std::ostringstream warnings;
+  const auto policy = resolve_spin_policy({}, env.lookup(), kTwoCpus, warnings);
+  CHECK(policy.budget == 100us);
+  CHECK(policy.adaptive);
+  CHECK(policy.reason == "default");
+  CHECK(warnings.str().empty());
+}
+
+TEST_CASE("resolve_spin_policy takes TSGO_SYNC_SPIN_US and TSGO_SYNC_SPIN_ADAPTIVE from the environment") {
+  FakeEnv env{{{"TSGO_SYNC_SPIN_US", "40"}, {"TSGO_SYNC_SPIN_ADAPTIVE", "0"}}};
+  std::ostringstream warnings;
+  const auto policy = resolve_spin_policy({}, env.lookup(), kTwoCpus, warnings);
+  CHECK(policy.budget == 40us);
+  CHECK_FALSE(policy.adaptive);
+  CHECK(policy.reason == "TSGO_SYNC_SPIN_US=40");
+}
+
+TEST_CASE("resolve_spin_policy lets a flag beat the environment") {
+  FakeEnv env{{{"TSGO_SYNC_SPIN_US", "40"}, {"TSGO_SYNC_SPIN_ADAPTIVE", "0"}}};
+  std::ostringstream warnings;
+  const auto policy = resolve_spin_policy(SpinOverrides{0, true}, env.lookup(), kTwoCpus, warnings);
+  CHECK(policy.budget == 0us);
+  CHECK(policy.adaptive);
+  CHECK(policy.reason == "--spin-us 0");
+}
+
+TEST_CASE("resolve_spin_policy warns once naming the variable and uses the default for a bad value") {
+  for (const char* bad : {"-5", "abc", "", "12us", "1e3"}) {
+    CAPTURE(bad);
+    FakeEnv env{{{"TSGO_SYNC_SPIN_US", bad}, {"TSGO_SYNC_SPIN_ADAPTIVE", "maybe"}}};
+    std::ostringstream warnings;
+    const auto policy = resolve_spin_policy({}, env.lookup(), kTwoCpus, warnings);
+    CHECK(policy.budget == 100us);
+    CHECK(policy.adaptive);
+    CHECK(warnings.str() == "spinrpc: ignoring TSGO_SYNC_SPIN_US=\"" + std::string(bad) +
+                                "\": expected a non-negative number of microseconds\n"
+                                "spinrpc: ignoring TSGO_SYNC_SPIN_ADAPTIVE=\"maybe\": expected 1 or 0\n");
+  }
+}
+
+TEST_CASE("resolve_spin_policy defaults the budget to 0 with fewer than two CPUs and says why") {
+  FakeEnv env;
+  std::ostringstream warnings;
+  auto policy = resolve_spin_policy({}, env.lookup(), kOneCpu, warnings);
+  CHECK(policy.budget == 0us);
+  CHECK(policy.reason == "default 0: 1 CPU available (sched_getaffinity)");
+
+  policy = resolve_spin_policy({}, env.lookup(), CpuAllowance{1.5, "cgroup cpu.max"}, warnings);
+  CHECK(policy.budget == 0us);
+  CHECK(policy.reason == "default 0: 1.5 CPU available (cgroup cpu.max)");
+}
+
+TEST_CASE("resolve_spin_policy spins on one CPU when the environment or a flag asks explicitly") {
+  FakeEnv env{{{"TSGO_SYNC_SPIN_US", "100"}}};
+  std::ostringstream warnings;
+  CHECK(resolve_spin_policy({}, env.lookup(), kOneCpu, warnings).budget == 100us);
+  FakeEnv empty;
+  CHECK(resolve_spin_policy(SpinOverrides{30, std::nullopt}, empty.lookup(), kOneCpu, warnings).budget == 30us);
+}
+
+// Registered twice with ctest: skipped in the plain run, and run alone
+// under `taskset -c 0` (tests/spin/CMakeLists.txt), where it must see 1 CPU.
+TEST_CASE("available_cpus sees the single CPU that taskset -c 0 leaves" * doctest::skip()) {
+  const CpuAllowance cpus = spinrpc::available_cpus();
+  CHECK(cpus.cpus == 1);
+  const auto policy = resolve_spin_policy({});
+  CHECK(policy.budget == 0us);
+  CHECK(policy.reason.find("1 CPU available") != std::string::npos);
+}
+
+}  // namespace

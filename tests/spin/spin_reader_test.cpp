@@ -1,0 +1,145 @@
+#include <doctest/doctest.h>
+
+#include <fcntl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <cstddef>
+#include <thread>
+
+#include "channel/pipe.h"
+#include "channel/spin_reader.h"
+
+namespace {
+
+using namespace std::chrono_literals;
+using spinrpc::SpinPolicy;
+using spinrpc::SpinReader;
+
+bool is_nonblocking(int fd) { return (::fcntl(fd, F_GETFL) & O_NONBLOCK) != 0; }
+
+std::chrono::nanoseconds thread_cpu_time() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
+}
+
+void write_byte(int fd) {
+  const char c = 'x';
+  REQUIRE(::write(fd, &c, 1) == 1);
+}
+
+SpinPolicy policy(std::chrono::microseconds budget, bool adaptive) {
+  return SpinPolicy{budget, adaptive, "test"};
+}
+
+TEST_CASE("SpinReader with budget 0 reads in blocking mode and never spins") {
+  auto pipe = spinrpc::make_pipe();
+  SpinReader reader(pipe.read_end.get(), policy(0us, true));
+  CHECK_FALSE(is_nonblocking(pipe.read_end.get()));
+  std::array<std::byte, 16> buf{};
+  for (int i = 0; i < 5; ++i) {
+    std::thread writer([&] {
+      std::this_thread::sleep_for(1ms);
+      write_byte(pipe.write_end.get());
+    });
+    CHECK(reader.read_some(buf.data(), buf.size()) == 1);
+    writer.join();
+  }
+  const auto stats = reader.stats();
+  CHECK(stats.waits == 5);
+  CHECK(stats.plain_waits == 5);
+  CHECK(stats.spin_hits + stats.spin_misses + stats.blocked_while_suspended == 0);
+  CHECK(stats.spin_us == 0);
+  CHECK_FALSE(stats.spinning);
+}
+
+TEST_CASE("SpinReader serves bytes that are already there as a spin hit") {
+  auto pipe = spinrpc::make_pipe();
+  SpinReader reader(pipe.read_end.get(), policy(100us, true));
+  CHECK(is_nonblocking(pipe.read_end.get()));
+  write_byte(pipe.write_end.get());
+  std::array<std::byte, 16> buf{};
+  CHECK(reader.read_some(buf.data(), buf.size()) == 1);
+  CHECK(reader.stats().spin_hits == 1);
+  CHECK(reader.stats().spin_misses == 0);
+}
+
+TEST_CASE("SpinReader blocks after its budget when the peer answers after 5 ms, spending far less CPU than 5 ms") {
+  auto pipe = spinrpc::make_pipe();
+  SpinReader reader(pipe.read_end.get(), policy(100us, false));
+  std::thread writer([&] {
+    std::this_thread::sleep_for(5ms);
+    write_byte(pipe.write_end.get());
+  });
+  std::array<std::byte, 16> buf{};
+  const auto cpu_before = thread_cpu_time();
+  CHECK(reader.read_some(buf.data(), buf.size()) == 1);
+  const auto cpu_spent = thread_cpu_time() - cpu_before;
+  writer.join();
+  const auto stats = reader.stats();
+  CHECK(stats.spin_misses == 1);
+  CHECK(stats.spin_hits == 0);
+  // The wait lasted >= 5 ms of wall clock; spinning may use only its
+  // 100 us budget of it. Half the wait is a bound no busy loop could meet.
+  CHECK(cpu_spent < 2500us);
+}
+
+TEST_CASE("SpinReader suspends spinning after three waits over 1 ms and resumes after three quick answers") {
+  auto pipe = spinrpc::make_pipe();
+  SpinReader reader(pipe.read_end.get(), policy(50us, true));
+  std::array<std::byte, 16> buf{};
+  const auto answer_after = [&](std::chrono::microseconds delay) {
+    std::thread writer([&] {
+      std::this_thread::sleep_for(delay);
+      write_byte(pipe.write_end.get());
+    });
+    CHECK(reader.read_some(buf.data(), buf.size()) == 1);
+    writer.join();
+  };
+  for (int i = 0; i < 3; ++i) answer_after(3ms);
+  auto stats = reader.stats();
+  CHECK(stats.suspensions == 1);
+  CHECK_FALSE(stats.spinning);
+  CHECK_FALSE(is_nonblocking(pipe.read_end.get()));
+
+  // Suspended: the next waits block at once. Bytes already in the pipe make
+  // them short, which resumes spinning after three.
+  for (int i = 0; i < 3; ++i) {
+    write_byte(pipe.write_end.get());
+    CHECK(reader.read_some(buf.data(), 1) == 1);
+  }
+  stats = reader.stats();
+  CHECK(stats.blocked_while_suspended == 3);
+  CHECK(stats.resumptions == 1);
+  CHECK(stats.spinning);
+  CHECK(is_nonblocking(pipe.read_end.get()));
+}
+
+TEST_CASE("SpinReader returns 0 at EOF while spinning") {
+  auto pipe = spinrpc::make_pipe();
+  SpinReader reader(pipe.read_end.get(), policy(100us, true));
+  pipe.write_end.reset();
+  std::array<std::byte, 16> buf{};
+  CHECK(reader.read_some(buf.data(), buf.size()) == 0);
+}
+
+TEST_CASE("SpinReader gives the fd back in the blocking mode it found it in") {
+  auto pipe = spinrpc::make_pipe();
+  {
+    SpinReader reader(pipe.read_end.get(), policy(100us, true));
+    CHECK(is_nonblocking(pipe.read_end.get()));
+  }
+  CHECK_FALSE(is_nonblocking(pipe.read_end.get()));
+
+  ::fcntl(pipe.read_end.get(), F_SETFL, ::fcntl(pipe.read_end.get(), F_GETFL) | O_NONBLOCK);
+  {
+    SpinReader reader(pipe.read_end.get(), policy(0us, true));
+    CHECK_FALSE(is_nonblocking(pipe.read_end.get()));
+  }
+  CHECK(is_nonblocking(pipe.read_end.get()));
+}
+
+}  // namespace

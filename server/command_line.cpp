@@ -91,6 +91,7 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
     else if (name == "pipe") line.pipe = std::string(value());
     else if (name == "max-message-bytes") line.max_message_bytes = parse_size(name, value());
     else if (name == "stats") line.print_stats = boolean();
+    else if (name == "bench-methods") line.bench_methods = boolean();
     else if (name == "spin-us") {
       const std::string_view text = value();
       long long us = -1;
@@ -137,6 +138,8 @@ spinrpc's flags:
   --adaptive=0|1        suspend spinning after 3 waits over 1 ms, resume after
                         3 under (default: TSGO_SYNC_SPIN_ADAPTIVE, else 1)
   --stats               print the channel's spin counters to stderr at exit
+  --bench-methods       also answer benchWork {"busyUs":N,"replyBytes":M}, the
+                        benchmarks' server-side work (off: tsgo's surface only)
   --max-message-bytes N refuse frames larger than N bytes (default 268435456)
   --help                print this text and exit 0
 

@@ -29,6 +29,7 @@ struct CommandLine {
   std::size_t max_message_bytes;  ///< --max-message-bytes N (default Limits::kDefaultMaxMessageBytes)
   SpinOverrides spin;             ///< --spin-us N, --adaptive=0|1 (beat TSGO_SYNC_SPIN_*)
   bool print_stats = false;       ///< --stats: channel stats to stderr at exit
+  bool bench_methods = false;     ///< --bench-methods: register benchWork (server/bench_methods.h)
   /// One line each for values ignored rather than refused (SPIN.md: an
   /// unparsable spin setting is reported once and the default used).
   std::vector<std::string> warnings;

@@ -9,6 +9,7 @@
 #include "channel/fd_channel.h"
 #include "channel/peer_closed.h"
 #include "protocol/protocol_error.h"
+#include "server/bench_methods.h"
 #include "server/channel_stats_json.h"
 #include "server/command_line.h"
 #include "server/server.h"
@@ -19,6 +20,7 @@ int run(const spinrpc::CommandLine& line) {
   spinrpc::ServerOptions options = line.server;
   options.use_case_sensitive_file_names = spinrpc::detect_case_sensitivity();
   spinrpc::Server server(std::move(options));
+  if (line.bench_methods) spinrpc::register_bench_methods(server);
 
   spinrpc::ChannelOptions channel_options;
   channel_options.limits.max_message_bytes = line.max_message_bytes;

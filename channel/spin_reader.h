@@ -11,7 +11,9 @@ namespace spinrpc {
 
 /// The wait at the heart of spinrpc (SPIN.md, "The rule"): reads from one
 /// fd, and when nothing is there yet, polls it with non-blocking reads for
-/// up to the spin budget before blocking in poll(2). The adaptive rule may
+/// up to the spin budget before blocking in poll(2). Between tries it yields
+/// the CPU (sched_yield) rather than only pausing, so a peer sharing the CPU
+/// runs at once instead of after the budget (docs/SPIN-NOTES.md). The adaptive rule may
 /// suspend spinning; suspended, a wait is one blocking read(2).
 ///
 /// The fd is put in O_NONBLOCK while spinning is active and back in

@@ -1,0 +1,182 @@
+#include "client-shim/child_process.h"
+
+#include <fcntl.h>     // ::fcntl, F_DUPFD_CLOEXEC
+#include <signal.h>    // ::kill, sigset_t, SIGKILL, SIGPIPE
+#include <spawn.h>     // ::posix_spawnp and its attribute/file-action calls
+#include <sys/wait.h>  // ::waitpid, WNOHANG
+#include <unistd.h>    // STDIN_FILENO, STDOUT_FILENO
+
+#include <algorithm>     // std::min
+#include <cerrno>        // errno, EINTR
+#include <cstdio>        // std::fprintf
+#include <stdexcept>     // std::logic_error
+#include <system_error>  // std::system_error
+#include <thread>        // std::this_thread::sleep_for
+#include <utility>       // std::exchange, std::move
+
+#include "channel/unique_fd.h"
+
+extern char** environ;  // POSIX: the environment the child inherits
+
+namespace spinrpc {
+namespace {
+
+[[noreturn]] void throw_child_error(int err, const char* what, const std::string& executable,
+                                    int pid) {
+  std::string message = std::string("cannot ") + what + " " + executable;
+  if (pid > 0) message += " (pid " + std::to_string(pid) + ")";
+  throw std::system_error(err, std::generic_category(), message);
+}
+
+// posix_spawn's attribute and file-action objects need a destroy call on
+// every path, including the throwing ones.
+struct SpawnAttr {
+  posix_spawnattr_t attr;
+  SpawnAttr() { ::posix_spawnattr_init(&attr); }
+  ~SpawnAttr() { ::posix_spawnattr_destroy(&attr); }
+};
+struct SpawnFileActions {
+  posix_spawn_file_actions_t actions;
+  SpawnFileActions() { ::posix_spawn_file_actions_init(&actions); }
+  ~SpawnFileActions() { ::posix_spawn_file_actions_destroy(&actions); }
+};
+
+// A copy of `fd` numbered 3 or above when `fd` is 0, 1 or 2 (a process
+// started with stdin closed gets pipe ends there). The dup2 actions run in
+// order, so dup2(stdin_fd, 0) would clobber a stdout_fd of 0 before it is
+// copied to 1; and dup2(fd, fd) leaves close-on-exec set on old glibc.
+// Moving both ends out of 0..2 makes every dup2 a real copy.
+UniqueFd copy_above_stdio(int fd, const std::string& executable) {
+  if (fd > STDERR_FILENO) return {};
+  const int copy = ::fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);  // no EINTR for F_DUPFD
+  if (copy < 0) throw_child_error(errno, "duplicate a pipe end to spawn", executable, -1);
+  return UniqueFd(copy);
+}
+
+}  // namespace
+
+ChildProcess ChildProcess::spawn(const std::string& executable,
+                                 const std::vector<std::string>& args, int stdin_fd,
+                                 int stdout_fd) {
+  const UniqueFd stdin_copy = copy_above_stdio(stdin_fd, executable);
+  const UniqueFd stdout_copy = copy_above_stdio(stdout_fd, executable);
+  if (stdin_copy) stdin_fd = stdin_copy.get();
+  if (stdout_copy) stdout_fd = stdout_copy.get();
+
+  SpawnFileActions files;
+  // dup2 clears close-on-exec on the copy, so exactly fds 0 and 1 survive
+  // exec from our pipes; fd 2 is inherited as is.
+  if (int err = ::posix_spawn_file_actions_adddup2(&files.actions, stdin_fd, STDIN_FILENO))
+    throw_child_error(err, "prepare to spawn", executable, -1);
+  if (int err = ::posix_spawn_file_actions_adddup2(&files.actions, stdout_fd, STDOUT_FILENO))
+    throw_child_error(err, "prepare to spawn", executable, -1);
+  // Every fd spinrpc creates is close-on-exec, but other code in this
+  // process may have opened one without it. A leaked write end of another
+  // channel's pipe would keep that pipe open in this child, and the other
+  // child's death would never show as EOF. glibc >= 2.34 closes the rest
+  // (close_range in the child); this runs after the dup2 actions.
+  if (int err = ::posix_spawn_file_actions_addclosefrom_np(&files.actions, STDERR_FILENO + 1))
+    throw_child_error(err, "prepare to spawn", executable, -1);
+
+  SpawnAttr attr;
+  // SIG_IGN survives exec, and SyncRpcChannel ignores SIGPIPE in this
+  // process; the child must still die of a broken pipe the ordinary way.
+  // The mask is inherited too: a thread that blocks SIGTERM for a signalfd
+  // must not hand a child that cannot be terminated.
+  sigset_t sigpipe_only;
+  sigset_t empty;
+  ::sigemptyset(&sigpipe_only);
+  ::sigaddset(&sigpipe_only, SIGPIPE);
+  ::sigemptyset(&empty);
+  ::posix_spawnattr_setsigdefault(&attr.attr, &sigpipe_only);
+  ::posix_spawnattr_setsigmask(&attr.attr, &empty);
+  ::posix_spawnattr_setflags(&attr.attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+
+  std::vector<char*> argv;
+  argv.reserve(args.size() + 2);
+  argv.push_back(const_cast<char*>(executable.c_str()));
+  for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+
+  pid_t pid = -1;
+  // glibc runs the child with CLONE_VFORK and passes exec's errno back, so
+  // "not found" is this return value (ENOENT), not a child exiting 127.
+  // posix_spawnp returns the error; it never sets errno and never gives EINTR.
+  if (int err = ::posix_spawnp(&pid, executable.c_str(), &files.actions, &attr.attr, argv.data(),
+                               environ)) {
+    throw_child_error(err, "spawn", executable, -1);
+  }
+  ChildProcess child;
+  child.executable_ = executable;
+  child.pid_ = pid;
+  return child;
+}
+
+ChildProcess::ChildProcess(ChildProcess&& other) noexcept
+    : executable_(std::move(other.executable_)),
+      pid_(std::exchange(other.pid_, -1)),
+      wait_status_(std::exchange(other.wait_status_, std::nullopt)) {}
+
+ChildProcess& ChildProcess::operator=(ChildProcess&& other) noexcept {
+  if (this != &other) {
+    ChildProcess old(std::move(*this));  // ends our child, if any, on scope exit
+    executable_ = std::move(other.executable_);
+    pid_ = std::exchange(other.pid_, -1);
+    wait_status_ = std::exchange(other.wait_status_, std::nullopt);
+  }
+  return *this;
+}
+
+ChildProcess::~ChildProcess() {
+  if (pid() < 0) return;
+  try {
+    kill(SIGKILL);
+    wait();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "spinrpc: %s\n", e.what());
+  }
+}
+
+bool ChildProcess::wait_once(int options) {
+  if (pid_ <= 0) throw std::logic_error("spinrpc: ChildProcess has no child to wait for");
+  int status = 0;
+  pid_t got;
+  // check_syscall's message names an fd; a pid needs its own, so the EINTR
+  // retry is spelled out here.
+  do {
+    got = ::waitpid(pid_, &status, options);
+  } while (got < 0 && errno == EINTR);
+  if (got < 0) throw_child_error(errno, "wait for", executable_, pid_);
+  if (got == 0) return false;  // WNOHANG: still running
+  wait_status_ = status;
+  return true;
+}
+
+std::optional<int> ChildProcess::try_wait_for(std::chrono::milliseconds timeout) {
+  if (reaped()) return wait_status_;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  // Start short: a child whose pipe just hit EOF is usually a zombie within
+  // microseconds. Grow to 5 ms so a long grace costs few wakeups.
+  std::chrono::microseconds step{50};
+  for (;;) {
+    if (wait_once(WNOHANG)) return wait_status_;
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) return std::nullopt;
+    std::this_thread::sleep_for(
+        std::min<std::chrono::steady_clock::duration>(step, deadline - now));
+    step = std::min(step * 2, std::chrono::microseconds{5000});
+  }
+}
+
+int ChildProcess::wait() {
+  if (!reaped()) wait_once(0);
+  return *wait_status_;
+}
+
+void ChildProcess::kill(int signal) {
+  if (pid() < 0) return;
+  // An unreaped child exists (at worst as a zombie), so ESRCH cannot happen.
+  if (::kill(pid_, signal) != 0) throw_child_error(errno, "signal", executable_, pid_);
+}
+
+}  // namespace spinrpc

@@ -1,0 +1,70 @@
+#pragma once
+
+#include <chrono>    // std::chrono::milliseconds
+#include <optional>  // std::optional
+#include <string>    // std::string
+#include <vector>    // std::vector
+
+namespace spinrpc {
+
+/// A child process started with posix_spawnp(3), owned until it is reaped.
+/// Move-only; a moved-from or default-constructed object owns no child.
+///
+/// WARNING: reaping uses waitpid(2) on this pid, so the process must not set
+/// SIGCHLD to SIG_IGN (the kernel would reap the child itself and every wait
+/// would fail with ECHILD), and nothing else may reap this pid.
+class ChildProcess {
+ public:
+  /// Starts `executable` (searched in PATH if it contains no '/') with
+  /// argv = {executable, args...} and this process's environment.
+  /// The child gets `stdin_fd` as its fd 0 and `stdout_fd` as its fd 1, our
+  /// stderr as its fd 2, and no other descriptor (everything from 3 up is
+  /// closed in the child, close-on-exec or not). Its SIGPIPE disposition is
+  /// the default and its signal mask is empty, whatever this process set
+  /// (Rust's Command and libuv reset the same).
+  /// Both fds are borrowed: the caller closes its copies once this returns.
+  /// Throws std::system_error naming `executable` if it cannot be started
+  /// (ENOENT when it is not found, EACCES when it is not executable: glibc
+  /// reports exec failures as posix_spawnp's result).
+  static ChildProcess spawn(const std::string& executable, const std::vector<std::string>& args,
+                            int stdin_fd, int stdout_fd);
+
+  ChildProcess() noexcept = default;
+  ChildProcess(ChildProcess&& other) noexcept;
+  ChildProcess& operator=(ChildProcess&& other) noexcept;
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+  /// A child not yet reaped is sent SIGKILL and reaped (blocking until the
+  /// kernel has ended it), so no zombie is left behind. Never throws; a
+  /// failure is one line on stderr.
+  ~ChildProcess();
+
+  /// The pid until the child is reaped; -1 after (a reaped pid can be reused).
+  int pid() const noexcept { return reaped() ? -1 : pid_; }
+  /// The waitpid(2) status once the child is reaped; std::nullopt before.
+  std::optional<int> wait_status() const noexcept { return wait_status_; }
+
+  /// Reaps the child if it exits within `timeout`, polling waitpid(WNOHANG)
+  /// with sleeps growing from 50 µs to 5 ms; returns at most one sleep after
+  /// the timeout even if the child runs on. Returns the wait status (at once
+  /// if already reaped) or std::nullopt if the child is still running.
+  /// Throws std::system_error if waitpid fails (ECHILD: see WARNING).
+  std::optional<int> try_wait_for(std::chrono::milliseconds timeout);
+  /// Blocks until the child is reaped; returns its wait status.
+  /// Throws std::system_error if waitpid fails.
+  int wait();
+  /// Sends `signal` to the child; does nothing once it is reaped (the pid may
+  /// belong to another process by then). Throws std::system_error if kill fails.
+  void kill(int signal);
+
+ private:
+  bool reaped() const noexcept { return wait_status_.has_value(); }
+  // One waitpid(2) call, EINTR retried; true if it reaped the child.
+  bool wait_once(int options);
+
+  std::string executable_;          // for error messages
+  int pid_ = -1;                    // -1: no child
+  std::optional<int> wait_status_;  // set once reaped
+};
+
+}  // namespace spinrpc

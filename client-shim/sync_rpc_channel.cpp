@@ -1,0 +1,292 @@
+#include "client-shim/sync_rpc_channel.h"
+
+#include <signal.h>  // ::sigaction, SIGPIPE, SIGKILL, SIG_DFL, SIG_IGN
+
+#include <cstdio>         // std::fprintf
+#include <optional>       // std::optional
+#include <stdexcept>      // std::logic_error, std::invalid_argument
+#include <unordered_map>  // std::unordered_map
+#include <utility>        // std::move
+
+#include "channel/pipe.h"
+#include "client-shim/child_exited.h"
+#include "client-shim/child_process.h"
+#include "protocol/protocol_error.h"
+#include "protocol/remote_error.h"
+
+namespace spinrpc {
+namespace {
+
+// How long a child whose pipe reached EOF (or EPIPE) gets to be reaped
+// before ChildExited says it still runs. On exit the kernel closes the
+// child's fds moments before it becomes a zombie, so this is ample; a child
+// that only closed its stdout must not hang the caller.
+constexpr std::chrono::milliseconds kReapWait{100};
+
+// Without this a write to a dead child kills the whole process. SIG_DFL is
+// the only disposition we replace: a handler or SIG_IGN someone else chose
+// is theirs.
+void ignore_sigpipe_if_default() {
+  struct sigaction current {};
+  // Cannot fail for a valid signal number.
+  ::sigaction(SIGPIPE, nullptr, &current);
+  if ((current.sa_flags & SA_SIGINFO) != 0 || current.sa_handler != SIG_DFL) return;
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  ::sigemptyset(&ignore.sa_mask);
+  ::sigaction(SIGPIPE, &ignore, nullptr);
+}
+
+void close_quietly(SyncRpcChannel& channel) noexcept {
+  try {
+    channel.close();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "spinrpc: cannot close a SyncRpcChannel: %s\n", e.what());
+  }
+}
+
+struct StringHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const noexcept {
+    return std::hash<std::string_view>{}(s);
+  }
+};
+
+}  // namespace
+
+struct SyncRpcChannel::State {
+  // Declared before `channel` so it is destroyed after it: our pipe ends
+  // close first, then an unreaped child is killed and reaped.
+  ChildProcess child;
+  std::optional<FdChannel> channel;  // reset by close()
+  std::string executable;            // as spawned, for messages
+  SyncRpcOptions options;
+  std::unordered_map<std::string, Callback, StringHash, std::equal_to<>> callbacks;
+  bool in_request = false;  // a Request is open; callbacks may be running
+  bool broken = false;      // an error other than RemoteError left the stream unknown
+  bool closed = false;      // close() has run
+
+  // The open or usable state, or std::logic_error saying why there is none.
+  static State& usable(const std::unique_ptr<State>& state, const char* operation);
+  // The one request loop.
+  ByteView exchange(std::string_view method, ByteView payload);
+  std::optional<FrameView> read_next();
+  void answer_call(const FrameView& call);
+  void check_name(const char* what, std::string_view method, const FrameView& frame) const;
+  [[noreturn]] void throw_child_exited();
+};
+
+namespace {
+
+// Marks the channel busy for one request and, unless the request ended in a
+// way that leaves the stream in step (a Response or an Error), broken.
+class RequestScope {
+ public:
+  RequestScope(bool& in_request, bool& broken) noexcept : in_request_(in_request), broken_(broken) {
+    in_request_ = true;
+  }
+  RequestScope(const RequestScope&) = delete;
+  RequestScope& operator=(const RequestScope&) = delete;
+  ~RequestScope() {
+    in_request_ = false;
+    if (!in_step_) broken_ = true;
+  }
+  void in_step() noexcept { in_step_ = true; }
+
+ private:
+  bool& in_request_;      // State::in_request
+  bool& broken_;          // State::broken
+  bool in_step_ = false;  // the reply was read whole
+};
+
+}  // namespace
+
+SyncRpcChannel::State& SyncRpcChannel::State::usable(const std::unique_ptr<State>& state,
+                                                     const char* operation) {
+  const auto fail = [operation](const char* why) {
+    throw std::logic_error(std::string("SyncRpcChannel::") + operation + ' ' + why);
+  };
+  if (!state) fail("on a moved-from channel");
+  if (state->closed) fail("after close()");
+  if (state->in_request) fail("from inside a callback: one request is open at a time");
+  if (state->broken) fail("after an error left the channel unusable; close() it");
+  return *state;
+}
+
+ByteView SyncRpcChannel::State::exchange(std::string_view method, ByteView payload) {
+  channel->write_frame(MessageType::Request, as_bytes(method), payload);
+  // The server may send any number of Calls before its one Response or
+  // Error (PROTOCOL.md, "Exchange rules").
+  for (;;) {
+    const std::optional<FrameView> frame = read_next();
+    // EOF between frames: the child exited or closed its stdout.
+    if (!frame) throw_child_exited();
+    switch (frame->type) {
+      case MessageType::Response:
+        check_name("response", method, *frame);
+        return frame->payload;
+      case MessageType::Error:
+        check_name("error", method, *frame);
+        throw RemoteError(std::string(frame->payload_text()));
+      case MessageType::Call:
+        answer_call(*frame);
+        break;  // the Request is still open
+      case MessageType::Request:
+      case MessageType::CallResponse:
+      case MessageType::CallError:
+        // Only a client sends these; the stream can no longer be trusted.
+        throw ProtocolError("unexpected " + std::string(to_string(frame->type)) +
+                            " message (type " + std::to_string(static_cast<int>(frame->type)) +
+                            ") from " + executable + " while the `" + std::string(method) +
+                            "` request was open");
+    }
+  }
+}
+
+std::optional<FrameView> SyncRpcChannel::State::read_next() {
+  try {
+    return channel->try_read_frame();
+  } catch (const ProtocolError& e) {
+    // The decoder's text names the byte; say whose bytes they were.
+    throw ProtocolError(executable + " sent an invalid frame: " + e.what());
+  }
+}
+
+void SyncRpcChannel::State::check_name(const char* what, std::string_view method,
+                                       const FrameView& frame) const {
+  if (frame.name_text() == method) return;
+  throw ProtocolError(std::string("name mismatch for ") + what + ": expected `" +
+                      std::string(method) + "`, got `" + std::string(frame.name_text()) + "`");
+}
+
+void SyncRpcChannel::State::answer_call(const FrameView& call) {
+  // No read happens until the answer is written, so call.name stays valid.
+  const std::string_view name = call.name_text();
+  const auto found = callbacks.find(name);
+  if (found == callbacks.end()) {
+    // PROTOCOL.md, "Exchange rules": the server is told which one is missing.
+    const std::string message = "unknown callback \"" + std::string(name) + "\"";
+    channel->write_frame(MessageType::CallError, call.name, as_bytes(message));
+    return;
+  }
+  std::string result;
+  try {
+    result = found->second(name, call.payload_text());
+  } catch (const std::exception& e) {
+    // A failing callback fails the server's call, not this request; the
+    // server decides what its handler makes of it.
+    channel->write_frame(MessageType::CallError, call.name, as_bytes(e.what()));
+    return;
+  } catch (...) {
+    const std::string message =
+        "callback \"" + std::string(name) + "\" threw an exception not derived from std::exception";
+    channel->write_frame(MessageType::CallError, call.name, as_bytes(message));
+    return;
+  }
+  channel->write_frame(MessageType::CallResponse, call.name, as_bytes(result));
+}
+
+void SyncRpcChannel::State::throw_child_exited() {
+  throw ChildExited(executable, child.try_wait_for(kReapWait));
+}
+
+SyncRpcChannel::SyncRpcChannel(const std::string& executable, const std::vector<std::string>& args,
+                               SyncRpcOptions options)
+    : state_(std::make_unique<State>()) {
+  State& s = *state_;
+  s.executable = executable;
+  s.options = options;
+  if (!options.keep_sigpipe_disposition) ignore_sigpipe_if_default();
+
+  PipePair to_child = make_pipe();    // child's stdin
+  PipePair from_child = make_pipe();  // child's stdout
+  s.child =
+      ChildProcess::spawn(executable, args, to_child.read_end.get(), from_child.write_end.get());
+  // The child has its own copies now. Ours must go at once: while this
+  // process holds the write end of the child's stdout, the child's death
+  // never shows as EOF.
+  to_child.read_end.reset();
+  from_child.write_end.reset();
+  ChannelOptions channel_options = options.channel;
+  channel_options.spin = resolve_spin_policy(options.spin);
+  s.channel.emplace(std::move(from_child.read_end), std::move(to_child.write_end),
+                    std::move(channel_options));
+}
+
+SyncRpcChannel::SyncRpcChannel(SyncRpcChannel&&) noexcept = default;
+
+SyncRpcChannel& SyncRpcChannel::operator=(SyncRpcChannel&& other) noexcept {
+  if (this != &other) {
+    close_quietly(*this);
+    state_ = std::move(other.state_);
+  }
+  return *this;
+}
+
+SyncRpcChannel::~SyncRpcChannel() { close_quietly(*this); }
+
+std::string SyncRpcChannel::request(std::string_view method, std::string_view payload) {
+  return std::string(as_text(request_bytes(method, as_bytes(payload))));
+}
+
+std::vector<std::byte> SyncRpcChannel::request_binary(std::string_view method, ByteView payload) {
+  const ByteView reply = request_bytes(method, payload);
+  return {reply.begin(), reply.end()};
+}
+
+ByteView SyncRpcChannel::request_bytes(std::string_view method, ByteView payload) {
+  State& s = State::usable(state_, "request");
+  RequestScope scope(s.in_request, s.broken);
+  try {
+    const ByteView reply = s.exchange(method, payload);
+    scope.in_step();
+    return reply;
+  } catch (const RemoteError&) {
+    // The server answered with Error and serves on (tsgo does).
+    scope.in_step();
+    throw;
+  } catch (const ChildExited&) {
+    throw;
+  } catch (const PeerClosed&) {
+    // EPIPE on a write or EOF inside a frame: the child is gone or going,
+    // and how it ended is the useful part.
+    s.throw_child_exited();
+  }
+}
+
+void SyncRpcChannel::register_callback(std::string name, Callback callback) {
+  if (!state_) throw std::logic_error("SyncRpcChannel::register_callback on a moved-from channel");
+  // Replacing the std::function that is running would destroy it mid-call.
+  if (state_->in_request) {
+    throw std::logic_error("SyncRpcChannel::register_callback from inside a callback");
+  }
+  if (!callback) {
+    throw std::invalid_argument("SyncRpcChannel::register_callback: empty callback for \"" + name +
+                                "\"");
+  }
+  state_->callbacks.insert_or_assign(std::move(name), std::move(callback));
+}
+
+int SyncRpcChannel::close() {
+  if (!state_ || state_->closed) return -1;
+  State& s = *state_;
+  // Destroying the channel under the request loop would leave it reading freed memory.
+  if (s.in_request) throw std::logic_error("SyncRpcChannel::close from inside a callback");
+  s.closed = true;
+  // Closing the child's stdin is the polite request to stop: a sync API
+  // server exits 0 on EOF between messages (PROTOCOL.md, "Ends and
+  // errors"). Our read end goes too, so a child stuck writing a reply that
+  // nobody will read gets EPIPE instead of sitting out the grace period.
+  s.channel.reset();
+  if (!s.child.try_wait_for(s.options.close_grace)) s.child.kill(SIGKILL);
+  return s.child.wait();
+}
+
+ChannelStats SyncRpcChannel::stats() const {
+  if (!state_ || !state_->channel) return {};
+  return state_->channel->stats();
+}
+
+int SyncRpcChannel::pid() const noexcept { return state_ ? state_->child.pid() : -1; }
+
+}  // namespace spinrpc

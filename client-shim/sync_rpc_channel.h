@@ -1,0 +1,119 @@
+#pragma once
+
+#include <chrono>       // std::chrono::milliseconds
+#include <functional>   // std::function
+#include <memory>       // std::unique_ptr
+#include <string>       // std::string
+#include <string_view>  // std::string_view
+#include <vector>       // std::vector
+
+#include "channel/channel_stats.h"
+#include "channel/fd_channel.h"
+#include "channel/spin_config.h"
+#include "protocol/frame.h"
+
+namespace spinrpc {
+
+/// A client callback: (callback name, Call payload) -> CallResponse payload.
+/// Throwing sends CallError with what() as the message. Same shape as
+/// libsyncrpc's registerCallback.
+using Callback = std::function<std::string(std::string_view name, std::string_view payload)>;
+
+/// How a SyncRpcChannel spawns and talks to its child.
+struct SyncRpcOptions {
+  /// Buffering and frame limits of the channel to the child. Its `spin`
+  /// field is not read: the policy comes from `spin` below.
+  ChannelOptions channel;
+  /// Spin budget and adaptive rule for waiting on the child's replies
+  /// (SPIN.md). Unset fields fall back to TSGO_SYNC_SPIN_US and
+  /// TSGO_SYNC_SPIN_ADAPTIVE, then to the defaults (100 µs, adaptive; 0 µs
+  /// with fewer than 2 CPUs), resolved once in the constructor.
+  SpinOverrides spin;
+  /// close(): how long the child may take to exit after its stdin closes
+  /// before it is sent SIGKILL, in ms.
+  std::chrono::milliseconds close_grace{2000};
+  /// Leave SIGPIPE alone. By default constructing a channel sets SIGPIPE to
+  /// SIG_IGN if it is at SIG_DFL (as Node and Rust programs run), so a dead
+  /// child is a ChildExited exception, not the death of this process. The
+  /// child always starts with SIGPIPE at SIG_DFL, whatever this process set.
+  bool keep_sigpipe_disposition = false;
+};
+
+/// The child process is gone. what() names the executable and its exit
+/// status or signal ("spinrpc-server exited with status 1",
+/// "tsgo was killed by signal 9"). Defined in client-shim/child_exited.h.
+class ChildExited;
+
+/// The C++ counterpart of libsyncrpc's SyncRpcChannel: spawns an executable
+/// speaking the sync API on its stdin/stdout (stderr is inherited) and sends
+/// it one Request at a time. Calls that arrive while a Request is open are
+/// answered inline by the registered callbacks (CallError for an unknown
+/// name or a callback that throws).
+///
+/// Errors: RemoteError (protocol/remote_error.h) for the server's Error
+/// reply (what() is its message); ProtocolError for bytes that break the
+/// framing, a reply named for another method, or a message type the server
+/// must not send; ChildExited (a PeerClosed) when the child dies or closes
+/// its output: the child is then given about 100 ms to be reaped, and
+/// what() says how it ended or that it still runs; std::system_error for OS
+/// failures (spawn included). After any error but RemoteError the channel
+/// is unusable: further requests throw std::logic_error; close() it.
+///
+/// WARNING: one thread at a time; callbacks run on the requesting thread and
+/// must not call request(), register_callback() or close() on the same
+/// channel (std::logic_error). The process must not set SIGCHLD to SIG_IGN,
+/// and nothing else may reap the child (see client-shim/child_process.h).
+class SyncRpcChannel {
+ public:
+  /// Spawns `executable` (searched in PATH if it has no '/') with `args`.
+  /// The child gets close-on-exec pipes as stdin and stdout and nothing
+  /// else of ours. Throws std::system_error naming `executable` if it cannot
+  /// be started (code ENOENT when it is not found).
+  SyncRpcChannel(const std::string& executable, const std::vector<std::string>& args,
+                 SyncRpcOptions options = {});
+  SyncRpcChannel(SyncRpcChannel&&) noexcept;
+  /// Closes this channel's child first (errors swallowed), then takes over.
+  SyncRpcChannel& operator=(SyncRpcChannel&&) noexcept;
+  /// Calls close(), swallowing its errors.
+  ~SyncRpcChannel();
+
+  /// Sends Request(method, payload); returns the Response payload as text.
+  /// Blocks until the reply arrives (no timeout); errors as for the class.
+  std::string request(std::string_view method, std::string_view payload);
+  /// Sends Request(method, payload); returns the Response payload as bytes.
+  std::vector<std::byte> request_binary(std::string_view method, ByteView payload);
+  /// The zero-copy form both of the above forward to: the returned view
+  /// points into the channel's buffer and is valid until the next request
+  /// or close(). Allocates nothing in steady state (no Calls, and a reply
+  /// that fits the buffer grown so far).
+  ByteView request_bytes(std::string_view method, ByteView payload);
+
+  /// Registers (or replaces) the callback answering Calls named `name`.
+  /// Throws std::invalid_argument for an empty callback, std::logic_error
+  /// from inside a callback.
+  void register_callback(std::string name, Callback callback);
+
+  /// Ends the child: closes its stdin (a sync API server exits on EOF) and
+  /// our end of its stdout, waits up to options.close_grace, then SIGKILLs
+  /// it, and reaps it. Blocks for at most close_grace plus the time the
+  /// kernel takes to end a killed process. Idempotent. Returns the child's
+  /// wait status (as from waitpid; 0 for a clean exit), also when a
+  /// ChildExited already reaped it, or -1 if it was already closed.
+  /// Throws std::system_error if waitpid or kill fails, std::logic_error
+  /// from inside a callback.
+  int close();
+
+  /// The child's pid until it is reaped (by close(), or when ChildExited
+  /// reports its end); -1 after.
+  int pid() const noexcept;
+
+  /// The reader's spin counters and policy so far (SPIN.md, "What the
+  /// channel reports"); all zero after close().
+  ChannelStats stats() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace spinrpc

@@ -1,0 +1,530 @@
+// SyncRpcChannel against real children: the real tsgo (the reference
+// server), the scripted peer built on spinrpc::Server (Calls in both
+// directions, failures on purpose), and sh scripts that write canned bytes
+// a correct server never sends.
+#include <fcntl.h>     // ::fcntl, F_DUPFD_CLOEXEC
+#include <signal.h>    // ::kill, ::sigaction, SIGKILL, SIGPIPE
+#include <sys/wait.h>  // WIFEXITED, WEXITSTATUS, WIFSIGNALED, WTERMSIG
+#include <unistd.h>    // ::access, ::close, ::dup2, ::pipe
+
+#include <atomic>        // std::atomic
+#include <chrono>        // std::chrono::milliseconds
+#include <cstdint>       // std::uint64_t
+#include <cstdlib>       // std::getenv, std::malloc, std::free
+#include <filesystem>    // std::filesystem::directory_iterator, read_symlink
+#include <fstream>       // std::ifstream
+#include <new>           // std::bad_alloc, std::nothrow_t
+#include <set>           // std::set
+#include <stdexcept>     // std::logic_error, std::runtime_error
+#include <string>        // std::string
+#include <string_view>   // std::string_view
+#include <system_error>  // std::system_error, std::errc, std::error_code
+#include <utility>       // std::move
+#include <vector>        // std::vector
+
+#include <doctest/doctest.h>
+#include <simdjson.h>  // simdjson::dom::parser, for getServerTiming's JSON
+
+#include "channel/unique_fd.h"
+#include "client-shim/child_exited.h"
+#include "client-shim/sync_rpc_channel.h"
+#include "protocol/protocol_error.h"
+#include "protocol/remote_error.h"
+
+// Counts heap allocations while g_counting is set, for the steady-state test.
+// Replacing the global operator new/delete is the only way to see every
+// allocation, the standard library's included. Every non-aligned form is
+// replaced so that a sanitizer's own versions never meet ours (ASan reports
+// its nothrow new paired with our delete). All of them stay out of line:
+// inlined, GCC 12 sees malloc() or free() meet a new or delete expression
+// and warns of a mismatch.
+namespace {
+std::atomic<bool> g_counting{false};
+std::atomic<std::size_t> g_allocations{0};
+
+void* counted_malloc(std::size_t size) noexcept {
+  if (g_counting.load(std::memory_order_relaxed)) {
+    g_allocations.fetch_add(1, std::memory_order_relaxed);
+  }
+  return std::malloc(size == 0 ? 1 : size);
+}
+
+void* counted_new(std::size_t size) {
+  if (void* p = counted_malloc(size)) return p;
+  throw std::bad_alloc();
+}
+}  // namespace
+
+[[gnu::noinline]] void* operator new(std::size_t size) { return counted_new(size); }
+[[gnu::noinline]] void* operator new[](std::size_t size) { return counted_new(size); }
+[[gnu::noinline]] void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
+  return counted_malloc(size);
+}
+[[gnu::noinline]] void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
+  return counted_malloc(size);
+}
+[[gnu::noinline]] void operator delete(void* p) noexcept { std::free(p); }
+[[gnu::noinline]] void operator delete[](void* p) noexcept { std::free(p); }
+[[gnu::noinline]] void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+[[gnu::noinline]] void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+[[gnu::noinline]] void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+[[gnu::noinline]] void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
+
+namespace {
+
+using spinrpc::ByteView;
+using spinrpc::ChildExited;
+using spinrpc::ProtocolError;
+using spinrpc::RemoteError;
+using spinrpc::SyncRpcChannel;
+using spinrpc::SyncRpcOptions;
+
+// The real tsgo from the interop suite's npm install. Missing is a failure,
+// never a skip: the reference peer is the point of these tests.
+std::string tsgo_path() {
+  const char* path = std::getenv("SPINRPC_TSGO");
+  if (path == nullptr || *path == '\0') {
+    FAIL("SPINRPC_TSGO is not set: run these tests through ctest, after `npm ci` in tests/interop");
+  }
+  if (::access(path, X_OK) != 0) {
+    FAIL("tsgo is not installed at " << std::string(path) << ": run `npm ci` in tests/interop");
+  }
+  return path;
+}
+
+std::string scripted_peer_path() {
+  const char* dir = std::getenv("SPINRPC_BIN_DIR");
+  if (dir == nullptr || *dir == '\0')
+    FAIL("SPINRPC_BIN_DIR is not set: run these tests through ctest");
+  std::string path = std::string(dir) + "/scripted_peer";
+  if (::access(path.c_str(), X_OK) != 0) {
+    FAIL("scripted_peer is not built at " << path << ": build the scripted_peer target");
+  }
+  return path;
+}
+
+// A child that writes `bytes` (printf's octal escapes) to its stdout, then
+// reads its stdin to EOF and exits 0: the bytes a misbehaving server sends.
+SyncRpcChannel canned_bytes(const std::string& bytes) {
+  return SyncRpcChannel("sh", {"-c", "printf '" + bytes + "'; exec cat >/dev/null"});
+}
+
+// Runs `f`, which must throw E; returns the exception for closer checks.
+template <class E, class F>
+E thrown_by(F&& f) {
+  try {
+    f();
+  } catch (const E& e) {
+    return e;
+  }
+  FAIL("the expected exception was not thrown");
+  throw std::logic_error("unreachable");
+}
+
+std::vector<std::byte> bytes_0_to_255() {
+  std::vector<std::byte> bytes(256);
+  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<std::byte>(i);
+  return bytes;
+}
+
+// What a /proc/.../fd/N link points to ("pipe:[123]", a path); empty if the
+// fd closed meanwhile.
+std::string link_target(const std::string& link) {
+  std::error_code error;
+  const std::filesystem::path target = std::filesystem::read_symlink(link, error);
+  return error ? std::string() : target.string();
+}
+
+// SigIgn from /proc/<pid>/status: the mask of ignored signals, bit n-1 for signal n.
+unsigned long long ignored_signals(int pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("SigIgn:", 0) == 0) return std::stoull(line.substr(7), nullptr, 16);
+  }
+  FAIL("no SigIgn line in /proc/" << pid << "/status");
+  return 0;
+}
+
+void set_sigpipe(void (*handler)(int)) {
+  struct sigaction action {};
+  action.sa_handler = handler;
+  ::sigemptyset(&action.sa_mask);
+  REQUIRE(::sigaction(SIGPIPE, &action, nullptr) == 0);
+}
+
+// doctest cannot print a function pointer, so the comparison happens here.
+bool sigpipe_is(void (*handler)(int)) {
+  struct sigaction action {};
+  REQUIRE(::sigaction(SIGPIPE, nullptr, &action) == 0);
+  return action.sa_handler == handler;
+}
+
+// ── Against the real tsgo ─────────────────────────────────────────────
+
+TEST_CASE("SyncRpcChannel gets a small payload back unchanged from tsgo's echo") {
+  SyncRpcChannel tsgo(tsgo_path(), {"--api"});
+  CHECK(tsgo.request("echo", "hello, tsgo") == "hello, tsgo");
+  CHECK(tsgo.request("echo", R"({"a":[1,2,3]})") == R"({"a":[1,2,3]})");
+}
+
+TEST_CASE("SyncRpcChannel gets an empty payload back from tsgo's echo") {
+  SyncRpcChannel tsgo(tsgo_path(), {"--api"});
+  CHECK(tsgo.request("echo", "").empty());
+  CHECK(tsgo.request_bytes("echo", {}).empty());
+}
+
+TEST_CASE("SyncRpcChannel gets every byte value 0..255 back from tsgo's echo as binary") {
+  SyncRpcChannel tsgo(tsgo_path(), {"--api"});
+  const std::vector<std::byte> bytes = bytes_0_to_255();
+  CHECK(tsgo.request_binary("echo", bytes) == bytes);
+}
+
+TEST_CASE("SyncRpcChannel gets a 1 MiB payload back unchanged from tsgo's echo") {
+  SyncRpcChannel tsgo(tsgo_path(), {"--api"});
+  std::vector<std::byte> big(std::size_t{1} << 20);
+  for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<std::byte>(i * 7 % 256);
+  CHECK(tsgo.request_binary("echo", big) == big);
+  // The channel is still in step after a reply far bigger than its buffer.
+  CHECK(tsgo.request("echo", "after") == "after");
+}
+
+TEST_CASE("SyncRpcChannel receives tsgo's initialize reply with the --cwd directory verbatim") {
+  SyncRpcChannel tsgo(tsgo_path(), {"--api", "--cwd", "/some/dir"});
+  CHECK(tsgo.request("initialize", "null") ==
+        R"({"useCaseSensitiveFileNames":true,"currentDirectory":"/some/dir"})");
+}
+
+TEST_CASE("SyncRpcChannel reads tsgo's getServerTiming counts, and resetServerTiming zeroes them") {
+  SyncRpcChannel tsgo(tsgo_path(), {"--api", "--timing"});
+  constexpr std::uint64_t kEchoes = 7;
+  for (std::uint64_t i = 0; i < kEchoes; ++i) tsgo.request("echo", "e" + std::to_string(i));
+
+  simdjson::dom::parser parser;
+  {
+    const std::string json = tsgo.request("getServerTiming", "");
+    CAPTURE(json);
+    const simdjson::dom::element timing = parser.parse(json);
+    CHECK(timing["enabled"].get_bool().value());
+    CHECK(timing["totals"]["requestCount"].get_uint64().value() == kEchoes);
+    CHECK(timing["totals"]["totalProcessingTimeMs"].is_number());
+    const simdjson::dom::array recent = timing["recentRequests"].get_array();
+    CHECK(recent.size() <= 5);
+    CHECK(recent.size() == 5);  // 7 requests, tsgo keeps the 5 most recent
+    for (const simdjson::dom::element entry : recent) {
+      CHECK(entry["method"].get_string().value() == "echo");
+      CHECK(entry["processingTimeMs"].is_number());
+      CHECK(entry["timestamp"].is_number());
+    }
+  }
+
+  CHECK(tsgo.request("resetServerTiming", "") == "null");
+  {
+    const std::string json = tsgo.request("getServerTiming", "");
+    CAPTURE(json);
+    const simdjson::dom::element timing = parser.parse(json);
+    CHECK(timing["enabled"].get_bool().value());
+    CHECK(timing["totals"]["requestCount"].get_uint64().value() == 0);
+    CHECK(timing["totals"]["totalProcessingTimeMs"].get_double().value() == 0.0);
+    CHECK(timing["recentRequests"].get_array().size() == 0);
+  }
+}
+
+TEST_CASE("SyncRpcChannel returns tsgo's Error message as RemoteError for an unknown method") {
+  SyncRpcChannel tsgo(tsgo_path(), {"--api"});
+  CHECK_THROWS_WITH_AS(tsgo.request("nope", "{}"),
+                       R"(api: invalid request: unknown API method "nope")", RemoteError);
+  // An Error leaves the session in step: tsgo serves on, and so do we.
+  CHECK(tsgo.request("echo", "still here") == "still here");
+}
+
+TEST_CASE("SyncRpcChannel throws ChildExited naming signal 9 when tsgo is killed mid-session") {
+  SyncRpcChannel tsgo(tsgo_path(), {"--api"});
+  CHECK(tsgo.request("echo", "before") == "before");
+  REQUIRE(::kill(tsgo.pid(), SIGKILL) == 0);
+
+  const ChildExited e = thrown_by<ChildExited>([&] { tsgo.request("echo", "after"); });
+  CHECK(std::string(e.what()) == "tsgo was killed by signal 9");
+  CHECK(e.term_signal() == SIGKILL);
+  CHECK_FALSE(e.exit_code().has_value());
+  CHECK(tsgo.pid() == -1);  // reaped
+  // The channel is unusable now; close() still reports how the child ended.
+  CHECK_THROWS_AS(tsgo.request("echo", "again"), std::logic_error);
+  const int status = tsgo.close();
+  CHECK(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGKILL);
+}
+
+TEST_CASE("SyncRpcChannel::close returns status 0 once tsgo exits on EOF, and -1 after that") {
+  SyncRpcChannel tsgo(tsgo_path(), {"--api"});
+  CHECK(tsgo.request("echo", "x") == "x");
+  CHECK(tsgo.pid() > 0);
+  CHECK(tsgo.close() == 0);
+  CHECK(tsgo.pid() == -1);
+  CHECK(tsgo.close() == -1);
+  CHECK_THROWS_WITH_AS(tsgo.request("echo", "x"), "SyncRpcChannel::request after close()",
+                       std::logic_error);
+}
+
+TEST_CASE("SyncRpcChannel::request_bytes allocates nothing per small request in steady state") {
+  SyncRpcChannel tsgo(tsgo_path(), {"--api"});
+  const std::string payload = "sixteen bytes!!!";
+  for (int i = 0; i < 10; ++i) tsgo.request_bytes("echo", spinrpc::as_bytes(payload));
+
+  constexpr int kRequests = 1000;
+  int wrong_replies = 0;  // counted, not CHECKed: doctest's own bookkeeping allocates
+  g_allocations = 0;
+  g_counting = true;
+  for (int i = 0; i < kRequests; ++i) {
+    const ByteView reply = tsgo.request_bytes("echo", spinrpc::as_bytes(payload));
+    if (spinrpc::as_text(reply) != payload) ++wrong_replies;
+  }
+  g_counting = false;
+  CHECK(wrong_replies == 0);
+  CHECK(g_allocations.load() == 0);
+}
+
+// ── Spawning and closing ──────────────────────────────────────────────
+
+TEST_CASE("SyncRpcChannel throws std::system_error naming the executable when it is not found") {
+  for (const std::string executable :
+       {"spinrpc-no-such-executable", "/nonexistent/spinrpc/no-such-server"}) {
+    CAPTURE(executable);
+    const std::system_error e =
+        thrown_by<std::system_error>([&] { SyncRpcChannel child(executable, {"--api"}); });
+    CHECK(e.code() == std::errc::no_such_file_or_directory);
+    CHECK(std::string(e.what()).find("cannot spawn " + executable) != std::string::npos);
+  }
+}
+
+TEST_CASE("SyncRpcChannel keeps an fd opened without close-on-exec out of the child") {
+  // A pipe made with plain pipe(2), as careless code elsewhere would.
+  int raw[2];
+  REQUIRE(::pipe(raw) == 0);
+  const spinrpc::UniqueFd leaky_read(raw[0]);
+  const spinrpc::UniqueFd leaky_write(raw[1]);
+  const std::string leaky_pipe = link_target("/proc/self/fd/" + std::to_string(raw[1]));
+  REQUIRE(leaky_pipe.rfind("pipe:", 0) == 0);
+
+  SyncRpcOptions options;
+  options.close_grace = std::chrono::milliseconds(0);
+  SyncRpcChannel child("sleep", {"30"}, options);
+  // Compared by what they point to, not by number: while it starts, the
+  // child's dynamic loader briefly holds fds of its own (ld.so.cache, libc).
+  const std::string fd_dir = "/proc/" + std::to_string(child.pid()) + "/fd/";
+  std::set<std::string> targets;
+  for (const auto& entry : std::filesystem::directory_iterator(fd_dir)) {
+    targets.insert(link_target(entry.path().string()));
+  }
+  CAPTURE(leaky_pipe);
+  CHECK(targets.count(leaky_pipe) == 0);
+  CHECK(link_target(fd_dir + "0").rfind("pipe:", 0) == 0);
+  CHECK(link_target(fd_dir + "1").rfind("pipe:", 0) == 0);
+}
+
+TEST_CASE("SyncRpcChannel talks to tsgo when this process runs with stdin closed") {
+  // The pipe for the child's stdin then gets fd 0: the spawn must still
+  // hand it over as the child's fd 0 without close-on-exec.
+  const std::string tsgo_executable = tsgo_path();
+  const int saved_stdin = ::fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);  // -1 if already closed
+  ::close(STDIN_FILENO);
+  const auto restore_stdin = [&] {
+    if (saved_stdin < 0) return;
+    ::dup2(saved_stdin, STDIN_FILENO);
+    ::close(saved_stdin);
+  };
+  std::string reply;
+  int status = -1;
+  try {
+    SyncRpcChannel tsgo(tsgo_executable, {"--api"});
+    reply = tsgo.request("echo", "through fd 0");
+    status = tsgo.close();
+  } catch (...) {
+    restore_stdin();
+    throw;
+  }
+  restore_stdin();
+  CHECK(reply == "through fd 0");
+  CHECK(status == 0);
+}
+
+TEST_CASE("SyncRpcChannel ignores SIGPIPE if it was at SIG_DFL but starts the child with SIG_DFL") {
+  set_sigpipe(SIG_DFL);
+  SyncRpcOptions options;
+  options.close_grace = std::chrono::milliseconds(0);
+  SyncRpcChannel child("sleep", {"30"}, options);
+  CHECK(sigpipe_is(SIG_IGN));
+  const unsigned long long sigpipe_bit = 1ULL << (SIGPIPE - 1);
+  CHECK((ignored_signals(child.pid()) & sigpipe_bit) == 0);
+}
+
+TEST_CASE("SyncRpcChannel leaves SIGPIPE alone with keep_sigpipe_disposition") {
+  set_sigpipe(SIG_DFL);
+  SyncRpcOptions options;
+  options.keep_sigpipe_disposition = true;
+  options.close_grace = std::chrono::milliseconds(0);
+  {
+    SyncRpcChannel child("sleep", {"30"}, options);
+    CHECK(sigpipe_is(SIG_DFL));
+  }
+  // The other tests write to children that may be dead.
+  set_sigpipe(SIG_IGN);
+}
+
+TEST_CASE("SyncRpcChannel::close SIGKILLs a child that does not exit on EOF within close_grace") {
+  SyncRpcOptions options;
+  options.close_grace = std::chrono::milliseconds(10);
+  SyncRpcChannel child("sleep", {"30"}, options);
+  const int status = child.close();
+  CHECK(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGKILL);
+}
+
+TEST_CASE("A moved-to SyncRpcChannel serves on and the moved-from one owns nothing") {
+  SyncRpcChannel first(tsgo_path(), {"--api"});
+  SyncRpcChannel second(std::move(first));
+  CHECK(second.request("echo", "moved") == "moved");
+  CHECK(first.pid() == -1);  // NOLINT(bugprone-use-after-move): the moved-from state is the subject
+  CHECK(first.close() == -1);
+  CHECK_THROWS_AS(first.request("echo", "x"), std::logic_error);
+
+  SyncRpcChannel third(tsgo_path(), {"--api"});
+  third = std::move(second);  // ends third's own child first
+  CHECK(third.request("echo", "assigned") == "assigned");
+  CHECK(third.close() == 0);
+}
+
+// ── Canned bytes a correct server never sends ─────────────────────────
+
+TEST_CASE("A Response named for another method is a ProtocolError naming both names") {
+  SyncRpcChannel child = canned_bytes(R"(\223\004\304\001x\304\001y)");  // Response "x", "y"
+  CHECK_THROWS_WITH_AS(child.request("echo", "hi"),
+                       "name mismatch for response: expected `echo`, got `x`", ProtocolError);
+  CHECK_THROWS_AS(child.request("echo", "hi"), std::logic_error);
+  CHECK(child.close() == 0);  // sh's cat exits 0 on EOF
+}
+
+TEST_CASE("An Error named for another method is a ProtocolError naming both names") {
+  SyncRpcChannel child = canned_bytes(R"(\223\005\304\001x\304\001y)");  // Error "x", "y"
+  CHECK_THROWS_WITH_AS(child.request("echo", "hi"),
+                       "name mismatch for error: expected `echo`, got `x`", ProtocolError);
+}
+
+TEST_CASE("A client's message type sent by the server is a ProtocolError naming the type") {
+  SyncRpcChannel child = canned_bytes(R"(\223\001\304\004echo\304\001y)");  // Request "echo"
+  CHECK_THROWS_WITH_AS(
+      child.request("echo", "hi"),
+      "unexpected Request message (type 1) from sh while the `echo` request was open",
+      ProtocolError);
+}
+
+TEST_CASE("A malformed frame from the child is a ProtocolError naming the child and the byte") {
+  SyncRpcChannel child = canned_bytes(R"(\222\004)");
+  CHECK_THROWS_WITH_AS(
+      child.request("echo", "hi"),
+      "sh sent an invalid frame: expected fixed 3-element array (0x93), received: 0x92",
+      ProtocolError);
+}
+
+TEST_CASE("A child that closes its output but runs on is ChildExited saying it still runs") {
+  SyncRpcOptions options;
+  options.close_grace = std::chrono::milliseconds(10);
+  SyncRpcChannel child("sh", {"-c", "exec >&-; exec sleep 30"}, options);
+  const ChildExited e = thrown_by<ChildExited>([&] { child.request("echo", "hi"); });
+  CHECK(std::string(e.what()) == "sh closed its output and is still running");
+  CHECK_FALSE(e.wait_status().has_value());
+  CHECK(child.pid() > 0);
+  // sleep ignores its stdin's EOF: close() has to kill it.
+  const int status = child.close();
+  CHECK(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGKILL);
+}
+
+// ── Calls in both directions, through the scripted peer ───────────────
+
+TEST_CASE("SyncRpcChannel answers the server's Call with the registered callback's result") {
+  SyncRpcChannel peer(scripted_peer_path(), {});
+  std::string seen_name;
+  peer.register_callback("readFile", [&](std::string_view name, std::string_view path) {
+    seen_name = name;
+    return "contents of " + std::string(path);
+  });
+  CHECK(peer.request("callback", "readFile /src/a.ts") == "contents of /src/a.ts");
+  CHECK(seen_name == "readFile");
+  CHECK(peer.close() == 0);
+}
+
+TEST_CASE("SyncRpcChannel answers several Calls within one request in order") {
+  SyncRpcChannel peer(scripted_peer_path(), {});
+  int calls = 0;
+  peer.register_callback("count", [&](std::string_view, std::string_view arg) {
+    ++calls;
+    return "#" + std::string(arg) + "/" + std::to_string(calls);
+  });
+  CHECK(peer.request("callbackTwice", "count") == "#1/1,#2/2");
+  CHECK(peer.request("callbackTwice", "count") == "#1/3,#2/4");
+}
+
+TEST_CASE("A callback that throws reaches the server's handler as RemoteError with its message") {
+  SyncRpcChannel peer(scripted_peer_path(), {});
+  peer.register_callback("failing", [](std::string_view, std::string_view) -> std::string {
+    throw std::runtime_error("no such file: /missing.ts");
+  });
+  CHECK(peer.request("callbackError", "failing") == "no such file: /missing.ts");
+  CHECK(peer.request("echo", "in step") == "in step");
+}
+
+TEST_CASE("A Call for an unregistered callback gets a CallError whose message names it") {
+  SyncRpcChannel peer(scripted_peer_path(), {});
+  CHECK(peer.request("callbackError", "nosuch") == R"(unknown callback "nosuch")");
+}
+
+TEST_CASE("A callback that throws something other than std::exception still gets a CallError") {
+  SyncRpcChannel peer(scripted_peer_path(), {});
+  peer.register_callback("odd",
+                         [](std::string_view, std::string_view) -> std::string { throw 42; });
+  CHECK(peer.request("callbackError", "odd") ==
+        R"(callback "odd" threw an exception not derived from std::exception)");
+}
+
+TEST_CASE("A callback that calls request() on its own channel is refused with a CallError") {
+  SyncRpcChannel peer(scripted_peer_path(), {});
+  peer.register_callback("reenter", [&](std::string_view, std::string_view) {
+    return peer.request("echo", "nested");
+  });
+  CHECK(peer.request("callbackError", "reenter") ==
+        "SyncRpcChannel::request from inside a callback: one request is open at a time");
+  CHECK(peer.request("echo", "in step") == "in step");
+}
+
+TEST_CASE("A handler that throws becomes RemoteError on the client while the server serves on") {
+  SyncRpcChannel peer(scripted_peer_path(), {});
+  CHECK_THROWS_WITH_AS(peer.request("throwingHandler", ""), "handler failed on purpose",
+                       RemoteError);
+  CHECK(peer.request("echo", "still serving") == "still serving");
+}
+
+TEST_CASE("SyncRpcChannel gets the scripted peer's 1 MiB reply intact") {
+  SyncRpcChannel peer(scripted_peer_path(), {});
+  const std::vector<std::byte> reply = peer.request_binary("bigReply", {});
+  REQUIRE(reply.size() == std::size_t{1} << 20);
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < reply.size(); ++i) {
+    if (reply[i] != static_cast<std::byte>(i % 251)) ++wrong;
+  }
+  CHECK(wrong == 0);
+  CHECK(peer.request("echo", "after") == "after");
+}
+
+TEST_CASE("The server exiting mid-request is ChildExited naming exit status 3") {
+  SyncRpcChannel peer(scripted_peer_path(), {});
+  const ChildExited e = thrown_by<ChildExited>([&] { peer.request("exitNow", ""); });
+  CHECK(std::string(e.what()) == "scripted_peer exited with status 3");
+  CHECK(e.exit_code() == 3);
+  const spinrpc::PeerClosed& as_peer_closed = e;  // callers may catch the channel's type
+  CHECK_FALSE(as_peer_closed.inside_field());
+  const int status = peer.close();
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 3);
+}
+
+}  // namespace

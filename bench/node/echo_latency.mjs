@@ -1,0 +1,312 @@
+#!/usr/bin/env node
+// echo_latency: the real TypeScript 7 sync client (the JS SyncRpcChannel of
+// @typescript/native-preview/unstable/sync) timing back-to-back echoes against
+// spinrpc-server and against tsgo, side by side in one run (BENCH.md).
+//
+//   node bench/node/echo_latency.mjs [--count N] [--size BYTES] [--rounds R]
+//                                    [--warmup W] [--no-floor]
+//
+// --count N     timed echoes per variant, over all rounds (default 20000)
+// --size BYTES  echo payload size in bytes (default 16)
+// --rounds R    rounds; each round spawns every variant once, in an order that
+//               rotates from round to round, so drift falls on all (default 5)
+// --warmup W    untimed echoes per spawned process before timing (default 1000)
+// --no-floor    skip the two pipe ping-pong floors
+//
+// Variants: spinrpc-server and tsgo through the real client (echoBinary), and
+// two floors measured by this same Node process against `cat` over two pipes
+// with the same message size as a framed echo request: blocking reads, and a
+// polled non-blocking read. Spawning, warm-up and payload building stay outside
+// the timed region; every reply is compared with what was sent, and a single
+// wrong byte makes the run exit 1 without printing any time.
+//
+// Peers: SPINRPC_SERVER and SPINRPC_TSGO override the default paths
+// (build/bin/spinrpc-server, tests/interop/node_modules/.../lib/tsgo).
+
+import { spawn, execFileSync } from "node:child_process";
+import { existsSync, readFileSync, readSync, writeSync } from "node:fs";
+import { createRequire } from "node:module";
+import { cpus } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const INTEROP = join(REPO, "tests", "interop");
+
+// ── arguments ─────────────────────────────────────────────────────────
+
+function usage(msg) {
+  if (msg) console.error(`echo_latency: ${msg}`);
+  console.error("usage: node bench/node/echo_latency.mjs [--count N] [--size BYTES] [--rounds R] [--warmup W] [--no-floor]");
+  process.exit(2);
+}
+const opts = { count: 20000, size: 16, rounds: 5, warmup: 1000, floor: true };
+{
+  const argv = process.argv.slice(2);
+  for (let i = 0; i < argv.length; i++) {
+    let [k, v] = argv[i].split(/=(.*)/s, 2);
+    if (k === "--help" || k === "-h") usage();
+    if (k === "--no-floor") { opts.floor = false; continue; }
+    const key = { "--count": "count", "--size": "size", "--rounds": "rounds", "--warmup": "warmup" }[k];
+    if (!key) usage(`unknown argument ${argv[i]}`);
+    if (v === undefined) { v = argv[++i]; if (v === undefined) usage(`${k} needs a value`); }
+    if (!/^\d+$/.test(v)) usage(`${k} wants a non-negative integer, got ${JSON.stringify(v)}`);
+    opts[key] = Number(v);
+  }
+  if (opts.count < 1 || opts.rounds < 1) usage("--count and --rounds must be at least 1");
+  if (opts.rounds > opts.count) usage("--rounds cannot exceed --count");
+}
+
+// ── peers and the real client ─────────────────────────────────────────
+
+const SPINRPC = process.env.SPINRPC_SERVER || join(REPO, "build", "bin", "spinrpc-server");
+const TSGO = process.env.SPINRPC_TSGO || join(INTEROP, "node_modules", "@typescript", "native-preview-linux-x64", "lib", "tsgo");
+for (const [name, path, hint] of [
+  ["spinrpc-server", SPINRPC, "build it with scripts/build.sh"],
+  ["tsgo", TSGO, "run npm ci in tests/interop (scripts/setup.sh)"],
+]) {
+  if (!existsSync(path)) {
+    console.error(`echo_latency: ${name} not found at ${path}: ${hint}`);
+    process.exit(1);
+  }
+}
+let API;
+let clientVersion;
+try {
+  const req = createRequire(join(INTEROP, "package.json"));
+  ({ API } = await import(pathToFileURL(req.resolve("@typescript/native-preview/unstable/sync")).href));
+  clientVersion = JSON.parse(readFileSync(req.resolve("@typescript/native-preview/package.json"), "utf8")).version;
+} catch (e) {
+  console.error(`echo_latency: cannot load the TypeScript sync client from ${INTEROP}/node_modules (${e.message}); run npm ci in tests/interop`);
+  process.exit(1);
+}
+
+// ── measurement helpers ───────────────────────────────────────────────
+
+let CLK_TCK = 100;
+try { CLK_TCK = Number(execFileSync("getconf", ["CLK_TCK"]).toString().trim()) || 100; } catch { /* keep 100 */ }
+
+/** user+system CPU seconds of a live process, from /proc/PID/stat. */
+function procCpuSeconds(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(f[11]) + Number(f[12])) / CLK_TCK; // utime, stime (fields 14, 15)
+  } catch {
+    return NaN;
+  }
+}
+const selfCpuSeconds = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1e6; };
+
+/** Deterministic payloads of `size` bytes, distinct so a stale reply shows. */
+const NPAYLOADS = 64;
+function makePayloads(size) {
+  const out = [];
+  let x = 0x2545f491;
+  for (let k = 0; k < NPAYLOADS; k++) {
+    const p = new Uint8Array(size);
+    for (let i = 0; i < size; i++) { x ^= x << 13; x >>>= 0; x ^= x >>> 17; x ^= x << 5; x >>>= 0; p[i] = x & 0xff; }
+    if (size >= 4) new DataView(p.buffer).setUint32(0, k); // never two alike
+    out.push(p);
+  }
+  return out;
+}
+const PAYLOADS = makePayloads(opts.size);
+
+function sameBytes(a, b) {
+  if (a.length !== b.length) return false;
+  return Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
+}
+
+class IntegrityError extends Error {}
+function mismatch(variant, i, sent, got) {
+  const hex = (u) => Buffer.from(u.buffer, u.byteOffset, Math.min(u.byteLength, 32)).toString("hex");
+  throw new IntegrityError(`${variant}: echo ${i} came back wrong: sent ${sent.length} bytes ${hex(sent)}…, got ${got.length} bytes ${hex(got)}…`);
+}
+
+// ── variants ──────────────────────────────────────────────────────────
+
+/** One process of a variant: spawn, warm up, time n echoes, close. */
+function runApi(path) {
+  return (variant, n, lat, off) => {
+    const api = new API({ tsserverPath: path, cwd: REPO });
+    try {
+      const pid = api.client.channel.child.pid;
+      const c = api.client;
+      for (let i = 0; i < opts.warmup; i++) {
+        const p = PAYLOADS[i % NPAYLOADS];
+        const r = c.echoBinary(p);
+        if (!sameBytes(r, p)) mismatch(variant, `warm-up ${i}`, p, r);
+      }
+      const srv0 = procCpuSeconds(pid);
+      const cli0 = selfCpuSeconds();
+      const w0 = process.hrtime.bigint();
+      for (let i = 0; i < n; i++) {
+        const p = PAYLOADS[i % NPAYLOADS];
+        const t0 = process.hrtime.bigint();
+        const r = c.echoBinary(p);
+        const t1 = process.hrtime.bigint();
+        lat[off + i] = Number(t1 - t0);
+        if (!sameBytes(r, p)) mismatch(variant, i, p, r);
+      }
+      const wall = Number(process.hrtime.bigint() - w0) / 1e9;
+      return { wall, clientCpu: selfCpuSeconds() - cli0, serverCpu: procCpuSeconds(pid) - srv0 };
+    } finally {
+      api.close();
+    }
+  };
+}
+
+/** The echo request frame the client writes for one payload (same size on the wire). */
+function requestFrame(payload) {
+  const n = payload.length;
+  const hdr = n < 0x100 ? Buffer.from([0xc4, n]) : n < 0x10000 ? Buffer.from([0xc5, n >> 8, n & 0xff]) : Buffer.from([0xc6, n >>> 24, (n >> 16) & 0xff, (n >> 8) & 0xff, n & 0xff]);
+  return Buffer.concat([Buffer.from([0x93, 0x01, 0xc4, 0x04]), Buffer.from("echo"), hdr, payload]);
+}
+
+/**
+ * Floor: the same message size ping-ponged through `cat` over two pipes,
+ * written with writeSync and read back with readSync, either blocking or
+ * polling a non-blocking fd (EAGAIN → try again at once).
+ */
+function runFloor(polled) {
+  return (variant, n, lat, off) => {
+    const child = spawn("cat", [], { stdio: ["pipe", "pipe", "inherit"] });
+    const rfd = child.stdout._handle.fd;
+    const wfd = child.stdin._handle.fd;
+    child.stdout._handle.setBlocking?.(!polled);
+    child.stdin._handle.setBlocking?.(true);
+    child.stdout.pause();
+    const frames = PAYLOADS.map(requestFrame);
+    const buf = Buffer.allocUnsafe(frames[0].length);
+    // cat streams, so a message larger than a pipe buffer would deadlock if
+    // written whole before reading: go in 32 KiB chunks (one chunk for small
+    // messages, so the small-message floor is a plain ping-pong).
+    const CHUNK = 32 * 1024;
+    const roundTrip = (msg) => {
+      for (let start = 0; start < msg.length; start += CHUNK) {
+        const end = Math.min(msg.length, start + CHUNK);
+        writeSync(wfd, msg, start, end - start);
+        let got = start;
+        while (got < end) {
+          let k;
+          try {
+            k = readSync(rfd, buf, got, end - got, null);
+          } catch (e) {
+            if (e.code === "EAGAIN" || e.code === "EWOULDBLOCK") continue;
+            throw e;
+          }
+          if (k === 0) throw new Error(`${variant}: cat closed its stdout`);
+          got += k;
+        }
+      }
+    };
+    try {
+      for (let i = 0; i < opts.warmup; i++) {
+        const m = frames[i % NPAYLOADS];
+        roundTrip(m);
+        if (!buf.equals(m)) mismatch(variant, `warm-up ${i}`, m, buf);
+      }
+      const srv0 = procCpuSeconds(child.pid);
+      const cli0 = selfCpuSeconds();
+      const w0 = process.hrtime.bigint();
+      for (let i = 0; i < n; i++) {
+        const m = frames[i % NPAYLOADS];
+        const t0 = process.hrtime.bigint();
+        roundTrip(m);
+        const t1 = process.hrtime.bigint();
+        lat[off + i] = Number(t1 - t0);
+        if (!buf.equals(m)) mismatch(variant, i, m, buf);
+      }
+      const wall = Number(process.hrtime.bigint() - w0) / 1e9;
+      return { wall, clientCpu: selfCpuSeconds() - cli0, serverCpu: procCpuSeconds(child.pid) - srv0 };
+    } finally {
+      child.stdin.destroy();
+      child.stdout.destroy();
+      child.kill();
+    }
+  };
+}
+
+const variants = [
+  { name: "spinrpc-server", run: runApi(SPINRPC) },
+  { name: "tsgo", run: runApi(TSGO) },
+];
+if (opts.floor) {
+  variants.push({ name: "floor: pipe, blocking read", run: runFloor(false), floor: "blocking" });
+  variants.push({ name: "floor: pipe, polled read", run: runFloor(true), floor: "polled" });
+}
+
+// ── the run ───────────────────────────────────────────────────────────
+
+for (const v of variants) {
+  v.lat = new Float64Array(opts.count);
+  v.filled = 0;
+  v.wall = 0; v.clientCpu = 0; v.serverCpu = 0;
+  v.roundP50 = [];
+}
+try {
+  for (let r = 0; r < opts.rounds; r++) {
+    const n = Math.floor(opts.count / opts.rounds) + (r < opts.count % opts.rounds ? 1 : 0);
+    const order = variants.map((_, i) => variants[(i + r) % variants.length]);
+    for (const v of order) {
+      const res = v.run(v.name, n, v.lat, v.filled);
+      v.roundP50.push(percentile(Float64Array.from(v.lat.subarray(v.filled, v.filled + n)).sort(), 0.5));
+      v.filled += n;
+      v.wall += res.wall; v.clientCpu += res.clientCpu; v.serverCpu += res.serverCpu;
+    }
+  }
+} catch (e) {
+  if (e instanceof IntegrityError) {
+    console.error(`echo_latency: INTEGRITY FAILURE, no times reported: ${e.message}`);
+  } else {
+    console.error(`echo_latency: failed: ${e.stack || e}`);
+  }
+  process.exit(1);
+}
+
+// ── report ────────────────────────────────────────────────────────────
+
+/** Nearest-rank percentile of a sorted array. */
+function percentile(sorted, q) {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
+}
+const us = (ns) => (ns / 1000).toFixed(ns < 100_000 ? 2 : 1);
+
+for (const v of variants) {
+  const s = v.lat.sort();
+  let sum = 0;
+  for (const x of s) sum += x;
+  v.stats = { n: s.length, mean: sum / s.length, p50: percentile(s, 0.5), p75: percentile(s, 0.75), p99: percentile(s, 0.99), max: s[s.length - 1] };
+}
+const floorBlocking = variants.find((v) => v.floor === "blocking");
+const floorPolled = variants.find((v) => v.floor === "polled");
+const ratio = (a, b) => (b > 0 ? (a / b).toFixed(2) : "n/a");
+
+const spinEnv = ["TSGO_SYNC_SPIN_US", "TSGO_SYNC_SPIN_ADAPTIVE"].filter((k) => process.env[k] !== undefined).map((k) => `${k}=${process.env[k]}`);
+const perRound = Math.floor(opts.count / opts.rounds);
+console.log(`## echo_latency: size=${opts.size} B, count=${opts.count} per variant, rounds=${opts.rounds} (~${perRound} timed echoes per process), warm-up=${opts.warmup} per process`);
+console.log("");
+console.log(`client: @typescript/native-preview ${clientVersion} sync client (echoBinary) on node ${process.version}; ` +
+  `${cpus().length} CPUs; server spin settings: ${spinEnv.length ? spinEnv.join(" ") : "defaults"}`);
+console.log("");
+const cols = ["variant", "n", "mean µs", "p50 µs", "p75 µs", "p99 µs", "max µs"];
+if (floorBlocking) cols.push("p50 / floor blocking", "p50 / floor polled");
+cols.push("client CPU s", "server CPU s", "wall s", "p50 per round µs");
+console.log(`| ${cols.join(" | ")} |`);
+console.log(`|${cols.map((c, i) => (i === 0 ? " --- " : " ---: ")).join("|")}|`);
+for (const v of variants) {
+  const s = v.stats;
+  const row = [v.name, s.n, us(s.mean), us(s.p50), us(s.p75), us(s.p99), us(s.max)];
+  if (floorBlocking) row.push(ratio(s.p50, floorBlocking.stats.p50), ratio(s.p50, floorPolled.stats.p50));
+  row.push(v.clientCpu.toFixed(3), v.serverCpu.toFixed(2), v.wall.toFixed(3), v.roundP50.map(us).join(", "));
+  console.log(`| ${row.join(" | ")} |`);
+}
+const sp = variants[0].stats;
+const ts = variants[1].stats;
+console.log("");
+console.log(`spinrpc-server / tsgo: p50 ${ratio(sp.p50, ts.p50)}, p75 ${ratio(sp.p75, ts.p75)} (below 1 = spinrpc-server faster)`);
+console.log("");
+console.log(`Server CPU is the peer process's utime+stime over the timed region (/proc, ${1000 / CLK_TCK} ms ticks); client CPU is this Node process's. ` +
+  "All replies were checked byte for byte.");

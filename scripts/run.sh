@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The main job: set up what is missing, build, then time the real TypeScript
+# sync client against spinrpc-server and tsgo (bench/node/echo_latency.mjs).
+# Arguments go to the benchmark: --count N --size BYTES --rounds R ...
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD_DIR="${SPINRPC_BUILD_DIR:-$ROOT/build}"
+export SPINRPC_BUILD_DIR="$BUILD_DIR"
+
+bash "$ROOT/scripts/setup.sh"
+bash "$ROOT/scripts/build.sh"
+export SPINRPC_SERVER="${SPINRPC_SERVER:-$BUILD_DIR/bin/spinrpc-server}"
+exec node "$ROOT/bench/node/echo_latency.mjs" "$@"

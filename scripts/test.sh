@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Sets up what is missing, builds, then runs every test: the C++ suites
+# through ctest, and the interop suite (the real TypeScript client and tsgo
+# against spinrpc-server) through npm test. Runs both even if the first
+# fails; exits non-zero if anything failed.
+#   SPINRPC_BUILD_DIR   build directory (default: <repo>/build)
+#   SPINRPC_SKIP_SETUP  set to 1 to skip scripts/setup.sh
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD_DIR="${SPINRPC_BUILD_DIR:-$ROOT/build}"
+export SPINRPC_BUILD_DIR="$BUILD_DIR"
+
+if [[ "${SPINRPC_SKIP_SETUP:-0}" != 1 ]]; then
+  bash "$ROOT/scripts/setup.sh"
+fi
+bash "$ROOT/scripts/build.sh"
+
+export SPINRPC_SERVER="${SPINRPC_SERVER:-$BUILD_DIR/bin/spinrpc-server}"
+
+failed=()
+echo "== ctest"
+ctest --test-dir "$BUILD_DIR" --output-on-failure || failed+=(ctest)
+echo "== npm test (tests/interop)"
+(cd "$ROOT/tests/interop" && npm test) || failed+=("npm test")
+
+if ((${#failed[@]})); then
+  echo "test.sh: FAILED: ${failed[*]}" >&2
+  exit 1
+fi
+echo "test.sh: all tests passed"

@@ -1,0 +1,286 @@
+// The real TypeScript 7 sync client (@typescript/native-preview/unstable/sync)
+// driving both peers: the same assertions run against spinrpc-server and tsgo.
+// A peer whose binary is missing fails every one of its tests; nothing skips.
+
+import { describe, test, after } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { API } from "@typescript/native-preview/unstable/sync";
+import { peers, requireBinary } from "./peers.mjs";
+
+// Everything the sync client does is synchronous: a hung server would block
+// the event loop, and node:test's timeouts could never fire. Each API instance
+// therefore gets a watchdog process that SIGKILLs the server after this many
+// seconds; the client then sees EOF and the test fails instead of hanging.
+const WATCHDOG_SECONDS = Number(process.env.SPINRPC_INTEROP_WATCHDOG || 120);
+
+const scratch = mkdtempSync(join(tmpdir(), "spinrpc-interop-"));
+after(() => rmSync(scratch, { recursive: true, force: true }));
+
+/** Opens the real client on a peer; returns { api, close }. */
+function open(peer, options = {}) {
+  requireBinary(peer);
+  const api = new API({ tsserverPath: peer.path, cwd: scratch, ...options });
+  const child = api.client.channel.child;
+  const watchdog = spawn("sh", ["-c", `sleep ${WATCHDOG_SECONDS} & wait $!; kill -9 ${child.pid} 2>/dev/null`], {
+    stdio: "ignore",
+    detached: true,
+  });
+  watchdog.unref();
+  let closed = false;
+  const close = () => {
+    if (closed) return;
+    closed = true;
+    try { process.kill(-watchdog.pid, "SIGKILL"); } catch { /* already gone */ }
+    api.close();
+  };
+  return { api, child, close };
+}
+
+/** Runs fn(api) with a fresh client on peer, always closing it. */
+function withApi(peer, options, fn) {
+  const { api, close } = open(peer, options);
+  try {
+    return fn(api);
+  } finally {
+    close();
+  }
+}
+
+/** Deterministic pseudo-random bytes (xorshift32), so failures reproduce. */
+function pseudoRandomBytes(n, seed = 0x9e3779b9) {
+  const out = Buffer.allocUnsafe(n);
+  let x = seed >>> 0;
+  for (let i = 0; i < n; i++) {
+    x ^= x << 13; x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5; x >>>= 0;
+    out[i] = x & 0xff;
+  }
+  return out;
+}
+
+/** Byte-for-byte comparison that names the first differing offset. */
+function assertSameBytes(got, want, what) {
+  const g = Buffer.from(got.buffer, got.byteOffset, got.byteLength);
+  if (g.equals(want)) return;
+  let i = 0;
+  while (i < Math.min(g.length, want.length) && g[i] === want[i]) i++;
+  assert.fail(`${what}: reply differs from what was sent: length ${g.length} vs ${want.length}, ` +
+    `first difference at byte ${i} (got ${g[i]}, want ${want[i]})`);
+}
+
+const TIMING_DISABLED_JSON =
+  '{"enabled":false,"totals":{"requestCount":0,"totalProcessingTimeMs":0},"recentRequests":[]}';
+
+for (const peer of peers()) {
+  describe(`sync client against ${peer.name}`, () => {
+    test("binary is present and executable", () => {
+      requireBinary(peer);
+    });
+
+    test("small echo (string, ASCII and UTF-8)", () => {
+      withApi(peer, {}, (api) => {
+        assert.equal(api.client.echo("hello, spinrpc"), "hello, spinrpc");
+        assert.equal(api.client.echo("héllo ✓ 😀 \u0000 end"), "héllo ✓ 😀 \u0000 end");
+      });
+    });
+
+    test("empty echo (string and binary)", () => {
+      withApi(peer, {}, (api) => {
+        assert.equal(api.client.echo(""), "");
+        const r = api.client.echoBinary(new Uint8Array(0));
+        assert.equal(r.length, 0);
+      });
+    });
+
+    test("binary echo of bytes 0..255", () => {
+      withApi(peer, {}, (api) => {
+        const all = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
+        assertSameBytes(api.client.echoBinary(new Uint8Array(all)), all, "bytes 0..255");
+        // and the same bytes one at a time: every single-byte payload
+        for (let b = 0; b < 256; b++) {
+          assertSameBytes(api.client.echoBinary(new Uint8Array([b])), Buffer.from([b]), `byte ${b}`);
+        }
+      });
+    });
+
+    test("echo across the bin8/bin16/bin32 length boundaries", () => {
+      withApi(peer, {}, (api) => {
+        for (const n of [254, 255, 256, 257, 65534, 65535, 65536, 65537, 65536 * 2 + 3]) {
+          const data = pseudoRandomBytes(n, n);
+          assertSameBytes(api.client.echoBinary(new Uint8Array(data)), data, `${n}-byte echo`);
+        }
+      });
+    });
+
+    test("1 MiB echo, every byte compared (binary and string)", () => {
+      withApi(peer, {}, (api) => {
+        const data = pseudoRandomBytes(1 << 20);
+        assertSameBytes(api.client.echoBinary(new Uint8Array(data)), data, "1 MiB binary echo");
+        const text = "0123456789abcdef".repeat(1 << 16); // 1 MiB of ASCII
+        const got = api.client.echo(text);
+        assert.equal(got.length, text.length, "1 MiB string echo length");
+        assert.ok(got === text, "1 MiB string echo content differs");
+      });
+    });
+
+    test("10 000 echoes in a row, each checked", () => {
+      withApi(peer, {}, (api) => {
+        for (let i = 0; i < 10_000; i++) {
+          const payload = `echo #${i} ${"x".repeat(i % 97)}`;
+          const got = api.client.echo(payload);
+          if (got !== payload) {
+            assert.fail(`echo ${i}: sent ${JSON.stringify(payload)}, got ${JSON.stringify(got)}`);
+          }
+        }
+      });
+    });
+
+    test("initialize through apiRequest returns the --cwd verbatim", () => {
+      withApi(peer, {}, (api) => {
+        assert.deepStrictEqual(api.client.apiRequest("initialize", null), {
+          useCaseSensitiveFileNames: true,
+          currentDirectory: scratch,
+        });
+      });
+      // The client passes cwd as --cwd; the server must not resolve, check or
+      // normalise it (tsgo echoes it byte for byte, JSON without HTML escaping).
+      const odd = "/tmp/spin rpc/<>&\"\\é\nline two/./";
+      withApi(peer, { cwd: odd }, (api) => {
+        assert.deepStrictEqual(api.client.apiRequest("initialize", null), {
+          useCaseSensitiveFileNames: true,
+          currentDirectory: odd,
+        });
+        const raw = api.client.channel.requestSync("initialize", "null");
+        assert.equal(raw, `{"useCaseSensitiveFileNames":true,"currentDirectory":${JSON.stringify(odd)}}`);
+      });
+    });
+
+    test("unknown method: exact error message, and the connection keeps serving", () => {
+      withApi(peer, {}, (api) => {
+        assert.throws(() => api.client.apiRequest("nope", null), {
+          message: 'api: invalid request: unknown API method "nope"',
+        });
+        assert.throws(() => api.client.apiRequest('a"b', null), {
+          message: 'api: invalid request: unknown API method "a\\"b"',
+        });
+        assert.equal(api.client.echo("still alive"), "still alive");
+        assert.deepStrictEqual(api.client.apiRequest("initialize", null).useCaseSensitiveFileNames, true);
+      });
+    });
+
+    test("getServerTiming without --timing is the disabled snapshot", () => {
+      withApi(peer, {}, (api) => {
+        api.client.echo("x");
+        assert.equal(api.client.channel.requestSync("getServerTiming", ""), TIMING_DISABLED_JSON);
+        assert.equal(api.client.channel.requestSync("resetServerTiming", ""), "null");
+        // without collectTiming the client never asks the server
+        assert.deepStrictEqual(api.getTimingInfo().enabled, false);
+      });
+    });
+
+    test("getTimingInfo() with collectTiming: true", () => {
+      withApi(peer, { collectTiming: true }, (api) => {
+        const serverTiming = () => JSON.parse(api.client.channel.requestSync("getServerTiming", ""));
+        const initReply = JSON.stringify({ useCaseSensitiveFileNames: true, currentDirectory: scratch });
+
+        // Nothing sent yet: all zero on both sides.
+        let info = api.getTimingInfo();
+        assert.equal(info.enabled, true);
+        assert.equal(info.totals.requestCount, 0);
+        assert.equal(info.totals.bytesSent, 0);
+        assert.equal(info.totals.bytesReceived, 0);
+        assert.equal(info.totals.serverTimeMs, 0);
+        assert.deepStrictEqual(info.recentRequests, []);
+
+        const t0 = Date.now();
+        // Echoes bypass the client's collector but the server counts them.
+        for (let i = 0; i < 3; i++) api.client.echo(`e${i}`);
+        api.client.apiRequest("initialize", null);
+        api.client.apiRequest("initialize", null);
+        const t1 = Date.now();
+
+        info = api.getTimingInfo();
+        assert.equal(info.enabled, true);
+        assert.equal(info.totals.requestCount, 2, "client counts its timed apiRequests only");
+        assert.equal(info.totals.bytesSent, 2 * "null".length);
+        assert.equal(info.totals.bytesReceived, 2 * Buffer.byteLength(initReply));
+        assert.ok(Number.isFinite(info.totals.serverTimeMs) && info.totals.serverTimeMs >= 0);
+        assert.ok(info.totals.transportOverheadMs >= 0);
+        assert.deepStrictEqual(info.recentRequests.map((r) => r.method), ["initialize", "initialize"]);
+        for (const r of info.recentRequests) {
+          // paired newest-to-newest with the server's ring: both are initialize
+          assert.equal(typeof r.serverTimeMs, "number", "server time folded into each recent request");
+          assert.ok(r.serverTimeMs >= 0 && r.transportOverheadMs >= 0);
+          assert.equal(r.bytesSent, 4);
+          assert.equal(r.bytesReceived, Buffer.byteLength(initReply));
+        }
+
+        // The server's own snapshot: exact shape, exact counts, oldest first.
+        let s = serverTiming();
+        assert.deepStrictEqual(Object.keys(s), ["enabled", "totals", "recentRequests"]);
+        assert.deepStrictEqual(Object.keys(s.totals), ["requestCount", "totalProcessingTimeMs"]);
+        assert.equal(s.enabled, true);
+        assert.equal(s.totals.requestCount, 5, "3 echoes + 2 initialize; getServerTiming itself not counted");
+        assert.deepStrictEqual(s.recentRequests.map((r) => r.method), ["echo", "echo", "echo", "initialize", "initialize"]);
+        let sum = 0;
+        for (const r of s.recentRequests) {
+          assert.deepStrictEqual(Object.keys(r), ["method", "processingTimeMs", "timestamp"]);
+          assert.ok(Number.isFinite(r.processingTimeMs) && r.processingTimeMs >= 0);
+          assert.ok(Number.isInteger(r.timestamp), "timestamp is integer unix milliseconds");
+          assert.ok(r.timestamp >= t0 - 2 && r.timestamp <= t1 + 2, `timestamp ${r.timestamp} outside [${t0}, ${t1}]`);
+          sum += r.processingTimeMs;
+        }
+        assert.ok(Math.abs(s.totals.totalProcessingTimeMs - sum) < 1e-6 + 1e-9 * sum,
+          `total ${s.totals.totalProcessingTimeMs} is the sum of the 5 requests (${sum})`);
+
+        // A request newer than the client's last timed one: the newest pair no
+        // longer matches (echo vs initialize), so no server time is folded in.
+        api.client.apiRequest("initialize", null);
+        api.client.echo("last");
+        info = api.getTimingInfo();
+        assert.equal(info.totals.requestCount, 3);
+        assert.equal(info.recentRequests.at(-1).serverTimeMs, undefined);
+
+        // Errors are counted by the server (not by the client, which throws).
+        assert.throws(() => api.client.apiRequest("nope", null), /unknown API method "nope"/);
+        for (let i = 0; i < 4; i++) api.client.echo(`f${i}`);
+        s = serverTiming();
+        assert.equal(s.totals.requestCount, 12);
+        assert.deepStrictEqual(s.recentRequests.map((r) => r.method), ["nope", "echo", "echo", "echo", "echo"]);
+        assert.equal(api.getTimingInfo().totals.requestCount, 3);
+
+        // resetTimingInfo clears both sides; reset itself is not counted.
+        api.resetTimingInfo();
+        info = api.getTimingInfo();
+        assert.equal(info.totals.requestCount, 0);
+        assert.equal(info.totals.serverTimeMs, 0);
+        assert.deepStrictEqual(info.recentRequests, []);
+        assert.deepStrictEqual(serverTiming(), { enabled: true, totals: { requestCount: 0, totalProcessingTimeMs: 0 }, recentRequests: [] });
+        assert.equal(api.client.channel.requestSync("getServerTiming", ""),
+          '{"enabled":true,"totals":{"requestCount":0,"totalProcessingTimeMs":0},"recentRequests":[]}');
+      });
+    });
+
+    test("close() ends the server process", async () => {
+      const { api, child, close } = open(peer);
+      assert.equal(api.client.echo("bye"), "bye");
+      const exited = new Promise((res) => {
+        if (child.exitCode !== null || child.signalCode !== null) res();
+        else child.once("exit", () => res());
+      });
+      close();
+      let timer;
+      const timeout = new Promise((_, rej) => { timer = setTimeout(() => rej(new Error(`${peer.name} still running 10 s after close()`)), 10_000); });
+      try {
+        await Promise.race([exited, timeout]);
+      } finally {
+        clearTimeout(timer);
+      }
+    });
+  });
+}

@@ -1,6 +1,9 @@
 #include "server/command_line.h"
 
-#include <unistd.h>  // ::getcwd
+#include <sys/stat.h>  // ::stat
+#include <unistd.h>    // ::getcwd
+
+#include <cstdlib>  // std::getenv
 
 #include <algorithm>    // std::find
 #include <charconv>     // std::from_chars
@@ -50,7 +53,16 @@ std::vector<std::string> parse_callbacks(std::string_view list) {
   return names;
 }
 
+// Go's os.Getwd, which tsgo's default --cwd is: $PWD verbatim when it is
+// absolute and names the working directory (symlinks and trailing slash
+// kept), else getcwd(3).
 std::string working_directory() {
+  struct stat dot {}, pwd_stat {};
+  if (const char* pwd = std::getenv("PWD"); pwd != nullptr && pwd[0] == '/' &&
+      ::stat(".", &dot) == 0 && ::stat(pwd, &pwd_stat) == 0 && dot.st_dev == pwd_stat.st_dev &&
+      dot.st_ino == pwd_stat.st_ino) {
+    return pwd;
+  }
   std::string path(4096, '\0');
   if (::getcwd(path.data(), path.size()) == nullptr) return ".";
   path.resize(std::char_traits<char>::length(path.c_str()));
@@ -141,7 +153,8 @@ spinrpc's flags:
   --bench-methods       also answer benchWork {"busyUs":N,"replyBytes":M}, the
                         benchmarks' server-side work (off: tsgo's surface only)
   --max-message-bytes N refuse frames larger than N bytes (default 268435456)
-  --help                print this text and exit 0
+  --help                print this text and exit 0 (after --api: to stderr,
+                        exit 2, as tsgo does)
 
 Besides tsgo's methods, getChannelStats answers the spin counters as JSON.
 )";

@@ -5,6 +5,8 @@
 #include <cstdint>       // std::uint8_t
 #include <system_error>  // std::errc
 
+#include <unicode/uchar.h>  // u_charType (ICU)
+
 namespace spinrpc {
 namespace {
 
@@ -37,26 +39,26 @@ Rune decode_rune(std::string_view s, std::size_t i) {
   return {0xfffd, 1, false};
 }
 
-// Go's unicode.IsPrint for assigned runes: not Cc, Cf, Co, Zl, Zp, or a
-// space other than U+0020. The ranges are Unicode 15's Cf/Co/Z* lists.
+// Go's unicode.IsPrint: letters, marks, numbers, punctuation, symbols and
+// U+0020; so unassigned runes, Cf, Co, Cs, Zl, Zp and Zs other than U+0020
+// are escaped. The categories come from ICU 72, which implements Unicode 15.0,
+// the version of the tables in the Go toolchain tsgo is built with; the
+// interop suite checks every scalar value against tsgo.
 bool is_print(char32_t r) {
-  if (r < 0x20 || (r >= 0x7f && r <= 0xa0) || r == 0xad) return false;
-  if (r < 0x0600) return true;
-  struct Range { char32_t lo, hi; };
-  static constexpr Range kNonPrinting[] = {
-      {0x0600, 0x0605}, {0x061c, 0x061c}, {0x06dd, 0x06dd}, {0x070f, 0x070f},
-      {0x0890, 0x0891}, {0x08e2, 0x08e2}, {0x1680, 0x1680}, {0x180e, 0x180e},
-      {0x2000, 0x200f}, {0x2028, 0x202f}, {0x205f, 0x2064}, {0x2066, 0x206f},
-      {0x3000, 0x3000}, {0xe000, 0xf8ff}, {0xfeff, 0xfeff}, {0xfff9, 0xfffb},
-      {0xfffe, 0xffff}, {0x110bd, 0x110bd}, {0x110cd, 0x110cd}, {0x13430, 0x1343f},
-      {0x1bca0, 0x1bca3}, {0x1d173, 0x1d17a}, {0xe0001, 0xe0001}, {0xe0020, 0xe007f},
-      {0xf0000, 0x10ffff},
-  };
-  for (const Range& range : kNonPrinting) {
-    if (r < range.lo) return true;
-    if (r <= range.hi) return false;
+  if (r == ' ') return true;
+  switch (u_charType(static_cast<UChar32>(r))) {
+    case U_UPPERCASE_LETTER: case U_LOWERCASE_LETTER: case U_TITLECASE_LETTER:
+    case U_MODIFIER_LETTER: case U_OTHER_LETTER:
+    case U_NON_SPACING_MARK: case U_ENCLOSING_MARK: case U_COMBINING_SPACING_MARK:
+    case U_DECIMAL_DIGIT_NUMBER: case U_LETTER_NUMBER: case U_OTHER_NUMBER:
+    case U_DASH_PUNCTUATION: case U_START_PUNCTUATION: case U_END_PUNCTUATION:
+    case U_CONNECTOR_PUNCTUATION: case U_OTHER_PUNCTUATION:
+    case U_INITIAL_PUNCTUATION: case U_FINAL_PUNCTUATION:
+    case U_MATH_SYMBOL: case U_CURRENCY_SYMBOL: case U_MODIFIER_SYMBOL: case U_OTHER_SYMBOL:
+      return true;
+    default:
+      return false;
   }
-  return true;
 }
 
 void append_hex(std::string& out, char32_t value, int digits) {

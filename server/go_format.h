@@ -7,16 +7,16 @@
 // that spinrpc-server's replies equal tsgo's (PROTOCOL.md, "Built-in
 // methods"). Hand-written because no JSON library in Debian 12 reproduces
 // Go's choices (no HTML escaping, U+FFFD per invalid byte, Go's float
-// notation), and %q has no library counterpart at all.
+// notation), and %q has no library counterpart; ICU supplies the Unicode
+// categories %q depends on.
 
 namespace spinrpc {
 
 /// Appends `text` quoted as Go's strconv.Quote (fmt's %q) does: `"` and `\`
 /// escaped, \a \b \f \n \r \t \v, other controls and invalid UTF-8 bytes as
-/// \xNN, non-printing runes as \uXXXX or \UXXXXXXXX, printing runes raw.
-/// Approximation: runes unassigned in Unicode are printed raw (Go escapes
-/// them); every assigned non-printing class (Cc, Cf, Co, Zl, Zp, Zs but
-/// U+0020) is escaped as Go does. tsgo quotes unknown method names this way.
+/// \xNN, non-printing runes (unicode.IsPrint false, Unicode 15.0 via ICU)
+/// as \uXXXX or \UXXXXXXXX, printing runes raw. tsgo quotes unknown method
+/// names this way.
 void append_go_quoted(std::string& out, std::string_view text);
 
 /// Appends `text` as a JSON string the way tsgo's encoder writes it: `"`,

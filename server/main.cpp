@@ -63,6 +63,12 @@ int main(int argc, char** argv) {
     line = spinrpc::parse_command_line(std::vector<std::string>(argv + 1, argv + argc));
     for (const std::string& warning : line.warnings) std::cerr << "spinrpc-server: " << warning << '\n';
     if (line.help) {
+      // tsgo's flag set treats --help after --api as a usage error: usage on
+      // stderr, exit 2. On its own, --help is a request: stdout, exit 0.
+      if (line.api) {
+        std::fputs(spinrpc::usage_text(), stderr);
+        return 2;
+      }
       std::fputs(spinrpc::usage_text(), stdout);
       return 0;
     }

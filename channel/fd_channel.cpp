@@ -6,6 +6,7 @@
 
 #include <algorithm>  // std::max
 #include <cstring>    // std::memcpy, std::memmove
+#include <memory>     // std::construct_at, std::destroy_at
 #include <string>     // std::string
 #include <utility>    // std::move
 
@@ -61,11 +62,25 @@ FdChannel::FdChannel(UniqueFd in, UniqueFd out, ChannelOptions options)
       out_(std::move(out)),
       options_(std::move(options)),
       reader_(in_.get(), options_.spin) {
-  replace_buffer(std::max<std::size_t>(options_.initial_buffer_bytes, 16));
+  replace_buffer(initial_capacity());
 }
 
 FdChannel::FdChannel(FdChannel&&) noexcept = default;
-FdChannel& FdChannel::operator=(FdChannel&&) noexcept = default;
+
+FdChannel& FdChannel::operator=(FdChannel&& other) noexcept {
+  // Not defaulted: member-wise assignment closes in_ first and only then
+  // lets reader_ put back in_'s O_NONBLOCK flag, on a closed fd (or on
+  // whatever another thread has opened under that number meanwhile), so a
+  // file description shared with another process stays non-blocking.
+  // Destroying first runs the members' destructors in reverse order:
+  // reader_ restores the flag, then in_ and out_ close. The move
+  // constructor cannot throw, so *this is never left destroyed.
+  if (this != &other) {
+    std::destroy_at(this);
+    std::construct_at(this, std::move(other));
+  }
+  return *this;
+}
 FdChannel::~FdChannel() = default;
 
 std::optional<FrameView> FdChannel::try_read_frame() {
@@ -74,7 +89,9 @@ std::optional<FrameView> FdChannel::try_read_frame() {
   if (begin_ == end_ && holds_ == 0) {
     // Nothing buffered and nothing held: rewind for free instead of memmove.
     begin_ = end_ = 0;
-    if (capacity_ > options_.retained_buffer_bytes) replace_buffer(options_.initial_buffer_bytes);
+    if (capacity_ > std::max(options_.retained_buffer_bytes, initial_capacity())) {
+      replace_buffer(initial_capacity());
+    }
   }
   for (;;) {
     const ByteView pending(buffer_.get() + begin_, end_ - begin_);
@@ -136,6 +153,11 @@ void FdChannel::reserve_for(std::size_t need) {
   end_ = pending;
   floor_ = 0;
   ++generation_;
+}
+
+std::size_t FdChannel::initial_capacity() const noexcept {
+  // Room for any frame header, so a first read always makes progress.
+  return std::max<std::size_t>(options_.initial_buffer_bytes, 16);
 }
 
 void FdChannel::replace_buffer(std::size_t capacity) {

@@ -49,6 +49,8 @@ struct ChannelOptions {
 class FdChannel {
  public:
   /// Owns both fds. For a socket, pass two UniqueFds holding dup'ed fds.
+  /// Throws std::system_error if `in`'s flags cannot be read or set (the
+  /// spin reader switches O_NONBLOCK on it), so `in` must be a valid fd.
   FdChannel(UniqueFd in, UniqueFd out, ChannelOptions options = {});
   FdChannel(FdChannel&&) noexcept;
   FdChannel& operator=(FdChannel&&) noexcept;
@@ -70,12 +72,14 @@ class FdChannel {
   /// blocked by the process (the server and the client shim both see to it).
   void write_frame(MessageType type, ByteView name, ByteView payload);
 
-  /// Keeps the frame returned by the last read (and every frame read while
-  /// the Hold lives) valid until the Hold is destroyed, although further
-  /// frames are read meanwhile: a server handler keeps its request's payload
-  /// while it Calls back into the client. Holds nest and end in reverse
-  /// order. Costs nothing unless the buffer must grow while held; then the
-  /// old buffer is kept until the last Hold ends.
+  /// Keeps the frame returned by the last read valid until the Hold is
+  /// destroyed, although further frames are read meanwhile: a server handler
+  /// keeps its request's payload while it Calls back into the client. Frames
+  /// read while the Hold lives are not covered: each stays valid until the
+  /// next read, as usual, unless it is held too. Holds nest and end in
+  /// reverse order. Costs nothing unless the buffer must grow while held;
+  /// then the old buffer is kept until the last Hold ends. The channel must
+  /// not be moved while a Hold lives (the Hold points at it).
   class Hold {
    public:
     Hold(Hold&& other) noexcept;
@@ -106,6 +110,7 @@ class FdChannel {
   // Makes room for `need` bytes from begin_; may move, grow or replace the buffer.
   void reserve_for(std::size_t need);
   void replace_buffer(std::size_t capacity);
+  std::size_t initial_capacity() const noexcept;
   std::size_t read_some();
 
   UniqueFd in_;

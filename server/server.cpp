@@ -134,6 +134,11 @@ void Server::dispatch(FdChannel& channel, std::string_view method, ByteView payl
       if (ctx.fatal_) std::rethrow_exception(ctx.fatal_);
       error_text_.assign("api: handler for " + std::string(method) + " threw a non-standard exception");
     }
+    // A handler that caught a failed call()'s exception and returned still
+    // ends the session: the stream is gone or out of step, so no Response
+    // may follow (RequestContext::call; found by tests/fuzz, seed
+    // swallow-eof-during-call).
+    if (ctx.fatal_) std::rethrow_exception(ctx.fatal_);
   }
   if (timing_.enabled()) {
     timing_.record(method, std::chrono::steady_clock::now() - start, wall_start);

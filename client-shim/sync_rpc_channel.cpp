@@ -11,6 +11,7 @@
 #include "channel/pipe.h"
 #include "client-shim/child_exited.h"
 #include "client-shim/child_process.h"
+#include "client-shim/connect.h"
 #include "protocol/protocol_error.h"
 #include "protocol/remote_error.h"
 
@@ -57,15 +58,18 @@ struct StringHash {
 struct SyncRpcChannel::State {
   // Declared before `channel` so it is destroyed after it: our pipe ends
   // close first, then an unreaped child is killed and reaped.
-  ChildProcess child;
+  ChildProcess child;                // none for connect_socket/connect_fifos
   std::optional<FdChannel> channel;  // reset by close()
-  std::string executable;            // as spawned, for messages
+  std::string executable;            // as spawned, or "the server at PATH", for messages
+  bool spawned = false;              // we own a child process
   SyncRpcOptions options;
   std::unordered_map<std::string, Callback, StringHash, std::equal_to<>> callbacks;
   bool in_request = false;  // a Request is open; callbacks may be running
   bool broken = false;      // an error other than RemoteError left the stream unknown
   bool closed = false;      // close() has run
 
+  // Sets up SIGPIPE and the channel over the server's two ends.
+  void open_channel(UniqueFd in, UniqueFd out);
   // The open or usable state, or std::logic_error saying why there is none.
   static State& usable(const std::unique_ptr<State>& state, const char* operation);
   // The one request loop.
@@ -187,7 +191,37 @@ void SyncRpcChannel::State::answer_call(const FrameView& call) {
 }
 
 void SyncRpcChannel::State::throw_child_exited() {
+  if (!spawned) throw PeerClosed(executable + " closed the connection", false);
   throw ChildExited(executable, child.try_wait_for(kReapWait));
+}
+
+void SyncRpcChannel::State::open_channel(UniqueFd in, UniqueFd out) {
+  if (!options.keep_sigpipe_disposition) ignore_sigpipe_if_default();
+  ChannelOptions channel_options = options.channel;
+  channel_options.spin = resolve_spin_policy(options.spin);
+  channel.emplace(std::move(in), std::move(out), std::move(channel_options));
+}
+
+SyncRpcChannel::SyncRpcChannel(std::unique_ptr<State> state) noexcept : state_(std::move(state)) {}
+
+SyncRpcChannel SyncRpcChannel::connect_socket(const std::string& path, SyncRpcOptions options) {
+  auto state = std::make_unique<State>();
+  state->executable = "the server at " + path;
+  state->options = std::move(options);
+  Connection connection = connect_unix_socket(path, state->options.connect_timeout);
+  state->open_channel(std::move(connection.in), std::move(connection.out));
+  return SyncRpcChannel(std::move(state));
+}
+
+SyncRpcChannel SyncRpcChannel::connect_fifos(const std::string& to_server,
+                                             const std::string& from_server,
+                                             SyncRpcOptions options) {
+  auto state = std::make_unique<State>();
+  state->executable = "the server at " + to_server;
+  state->options = std::move(options);
+  Connection connection = connect_fifo_pair(to_server, from_server, state->options.connect_timeout);
+  state->open_channel(std::move(connection.in), std::move(connection.out));
+  return SyncRpcChannel(std::move(state));
 }
 
 SyncRpcChannel::SyncRpcChannel(const std::string& executable, const std::vector<std::string>& args,
@@ -196,7 +230,7 @@ SyncRpcChannel::SyncRpcChannel(const std::string& executable, const std::vector<
   State& s = *state_;
   s.executable = executable;
   s.options = options;
-  if (!options.keep_sigpipe_disposition) ignore_sigpipe_if_default();
+  s.spawned = true;
 
   PipePair to_child = make_pipe();    // child's stdin
   PipePair from_child = make_pipe();  // child's stdout
@@ -207,10 +241,7 @@ SyncRpcChannel::SyncRpcChannel(const std::string& executable, const std::vector<
   // never shows as EOF.
   to_child.read_end.reset();
   from_child.write_end.reset();
-  ChannelOptions channel_options = options.channel;
-  channel_options.spin = resolve_spin_policy(options.spin);
-  s.channel.emplace(std::move(from_child.read_end), std::move(to_child.write_end),
-                    std::move(channel_options));
+  s.open_channel(std::move(from_child.read_end), std::move(to_child.write_end));
 }
 
 SyncRpcChannel::SyncRpcChannel(SyncRpcChannel&&) noexcept = default;
@@ -273,6 +304,10 @@ int SyncRpcChannel::close() {
   // Destroying the channel under the request loop would leave it reading freed memory.
   if (s.in_request) throw std::logic_error("SyncRpcChannel::close from inside a callback");
   s.closed = true;
+  if (!s.spawned) {
+    s.channel.reset();
+    return 0;
+  }
   // Closing the child's stdin is the polite request to stop: a sync API
   // server exits 0 on EOF between messages (PROTOCOL.md, "Ends and
   // errors"). Our read end goes too, so a child stuck writing a reply that

@@ -37,6 +37,9 @@ struct SyncRpcOptions {
   /// child is a ChildExited exception, not the death of this process. The
   /// child always starts with SIGPIPE at SIG_DFL, whatever this process set.
   bool keep_sigpipe_disposition = false;
+  /// connect_socket()/connect_fifos(): how long to keep retrying while the
+  /// server is not listening yet, in ms.
+  std::chrono::milliseconds connect_timeout{5000};
 };
 
 /// The child process is gone. what() names the executable and its exit
@@ -71,6 +74,20 @@ class SyncRpcChannel {
   /// be started (code ENOENT when it is not found).
   SyncRpcChannel(const std::string& executable, const std::vector<std::string>& args,
                  SyncRpcOptions options = {});
+  /// Connects to a server already listening on the Unix domain socket at
+  /// `path` (`spinrpc-server --pipe PATH`, `tsgo --api --pipe PATH`),
+  /// retrying up to options.connect_timeout while nothing listens there.
+  /// There is no child: a server that goes away is a PeerClosed naming the
+  /// path, close() just closes the socket, pid() is -1.
+  /// Throws std::system_error naming the path.
+  static SyncRpcChannel connect_socket(const std::string& path, SyncRpcOptions options = {});
+  /// Connects to a server on two POSIX FIFOs (`spinrpc-server --fifo-in
+  /// TO_SERVER --fifo-out FROM_SERVER`), retrying up to
+  /// options.connect_timeout while the server has not opened them yet.
+  /// Otherwise as connect_socket().
+  static SyncRpcChannel connect_fifos(const std::string& to_server, const std::string& from_server,
+                                      SyncRpcOptions options = {});
+
   SyncRpcChannel(SyncRpcChannel&&) noexcept;
   /// Closes this channel's child first (errors swallowed), then takes over.
   SyncRpcChannel& operator=(SyncRpcChannel&&) noexcept;
@@ -113,6 +130,7 @@ class SyncRpcChannel {
 
  private:
   struct State;
+  explicit SyncRpcChannel(std::unique_ptr<State> state) noexcept;
   std::unique_ptr<State> state_;
 };
 

@@ -101,6 +101,8 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
       cwd_set = true;
     } else if (name == "callbacks") line.server.callbacks = parse_callbacks(value());
     else if (name == "pipe") line.pipe = std::string(value());
+    else if (name == "fifo-in") line.fifo_in = std::string(value());
+    else if (name == "fifo-out") line.fifo_out = std::string(value());
     else if (name == "max-message-bytes") line.max_message_bytes = parse_size(name, value());
     else if (name == "stats") line.print_stats = boolean();
     else if (name == "bench-methods") line.bench_methods = boolean();
@@ -132,8 +134,9 @@ const char* usage_text() {
 
 Serves the TypeScript 7 sync API (tsgo --api) over stdin/stdout: MessagePack
 frames, the same replies as tsgo for echo, initialize, getServerTiming and
-resetServerTiming. Exits 0 when the client closes stdin, 1 on a malformed
-frame (one line on stderr), 2 on a bad command line.
+resetServerTiming. Exits 0 when the client closes the connection, 1 on a
+malformed frame or an OS error (one line on stderr), 2 on a bad command line,
+130/143 after SIGINT/SIGTERM (created files removed).
 
 tsgo's flags:
   --api                 API mode (required)
@@ -141,10 +144,13 @@ tsgo's flags:
   --callbacks=LIST      the client's FS callbacks: readFile,fileExists,
                         directoryExists,getAccessibleEntries,realpath
   --timing              collect per-request processing time for getServerTiming
-  --pipe PATH           serve a Unix domain socket at PATH (not supported yet)
-  --async               JSON-RPC framing (not supported yet)
+  --pipe PATH           serve one client on a Unix domain socket at PATH
+                        (a stale socket there is replaced; PATH is removed at exit)
+  --async               JSON-RPC framing (not supported: exit 2)
 
 spinrpc's flags:
+  --fifo-in PATH        read requests from the FIFO at PATH (created 0600 if
+  --fifo-out PATH       missing, then removed at exit); write replies to the other
   --spin-us N           spin budget in µs before a read blocks; 0 = off
                         (default: TSGO_SYNC_SPIN_US, else 100; 0 with < 2 CPUs)
   --adaptive=0|1        suspend spinning after 3 waits over 1 ms, resume after

@@ -24,7 +24,9 @@ struct CommandLine {
   ServerOptions server;           ///< --cwd (default: the working directory), --callbacks, --timing
   bool api = false;               ///< --api seen (required)
   bool help = false;              ///< --help / -h
-  std::optional<std::string> pipe;  ///< --pipe PATH
+  std::optional<std::string> pipe;  ///< --pipe PATH: a Unix domain socket
+  std::optional<std::string> fifo_in;   ///< --fifo-in PATH: requests arrive on this FIFO
+  std::optional<std::string> fifo_out;  ///< --fifo-out PATH: replies leave on this FIFO
   bool async = false;             ///< --async
   std::size_t max_message_bytes;  ///< --max-message-bytes N (default Limits::kDefaultMaxMessageBytes)
   SpinOverrides spin;             ///< --spin-us N, --adaptive=0|1 (beat TSGO_SYNC_SPIN_*)

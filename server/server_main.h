@@ -1,0 +1,32 @@
+#pragma once
+
+#include <functional>  // std::function
+#include <string>      // std::string
+#include <vector>      // std::vector
+
+#include "server/command_line.h"
+#include "server/server.h"
+
+namespace spinrpc {
+
+/// Registers an executable's own methods on its Server, given the parsed
+/// command line (e.g. spinrpc-server's --bench-methods).
+using AddMethods = std::function<void(Server& server, const CommandLine& line)>;
+
+/// The whole of a spinrpc-server-like executable, for spinrpc-server itself
+/// and for applications that embed their own methods: parses `args` (argv
+/// without argv[0]: tsgo's command line and spinrpc's flags), ignores
+/// SIGPIPE, resolves the spin policy, claims the transport (stdio, --pipe
+/// socket, --fifo-in/--fifo-out), ends cleanly on SIGINT/SIGTERM, serves one
+/// client and maps every ending to tsgo's exit status and stderr line:
+///   0  the client closed the connection (between frames, or at a field
+///      boundary, as tsgo), or --help without --api;
+///   1  a malformed or oversized frame, EOF inside a field, an OS error
+///      (one line on stderr);
+///   2  a bad command line (one line and the usage on stderr);
+///   130/143  SIGINT/SIGTERM (files removed, one line on stderr).
+/// `program` names the executable in messages. Returns the exit status.
+int run_server_main(const std::string& program, const std::vector<std::string>& args,
+                    const AddMethods& add_methods = {});
+
+}  // namespace spinrpc

@@ -1,0 +1,67 @@
+#include "server/shutdown_on_signal.h"
+
+#include <pthread.h>  // pthread_sigmask
+#include <signal.h>   // SIGINT, SIGTERM, sigset_t
+#include <unistd.h>  // ::_exit, ::write
+
+#include <thread>  // std::thread
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+
+#include "server/created_files.h"
+
+namespace spinrpc {
+
+namespace {
+
+sigset_t shutdown_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  return set;
+}
+
+}  // namespace
+
+struct ShutdownOnSignal::State {
+  boost::asio::io_context io;
+  boost::asio::signal_set signals{io, SIGINT, SIGTERM};
+  std::thread thread;
+  sigset_t saved_mask;  // the constructing thread's mask, restored at the end
+};
+
+ShutdownOnSignal::ShutdownOnSignal(CreatedFiles& files, std::string program)
+    : state_(std::make_unique<State>()) {
+  state_->signals.async_wait([&files, program = std::move(program)](
+                                 const boost::system::error_code& error, int signal_number) {
+    if (error) return;  // cancelled by the destructor
+    files.remove_all(/*hold_lock=*/true);
+    const std::string line = program + ": " + (signal_number == SIGINT ? "SIGINT" : "SIGTERM") +
+                             " received, shutting down\n";
+    [[maybe_unused]] const ssize_t written = ::write(2, line.data(), line.size());
+    // _exit, not exit: the main thread may be inside a read or write with
+    // objects that exit()'s destructors would tear down under it.
+    ::_exit(128 + signal_number);
+  });
+  // The signals go to the watcher thread only. Blocked here (and so in the
+  // thread at birth, which unblocks them), they never interrupt the main
+  // thread's accept, open or read with EINTR midway through the shutdown.
+  const sigset_t set = shutdown_signals();
+  pthread_sigmask(SIG_BLOCK, &set, &state_->saved_mask);
+  state_->thread = std::thread([this, set] {
+    pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
+    state_->io.run();
+  });
+}
+
+ShutdownOnSignal::~ShutdownOnSignal() {
+  boost::system::error_code ignored;
+  state_->signals.cancel(ignored);
+  state_->io.stop();
+  state_->thread.join();
+  pthread_sigmask(SIG_SETMASK, &state_->saved_mask, nullptr);
+}
+
+}  // namespace spinrpc

@@ -1,0 +1,119 @@
+#include <fcntl.h>     // ::fcntl, F_DUPFD_CLOEXEC, FD_CLOEXEC
+#include <sys/socket.h>
+#include <sys/stat.h>  // ::lstat, S_ISSOCK
+#include <sys/un.h>    // sockaddr_un
+#include <unistd.h>    // ::unlink
+
+#include <cstring>       // std::memcpy
+#include <system_error>  // std::system_error
+#include <thread>        // std::thread
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+
+#include "channel/syscall.h"
+#include "server/created_files.h"
+#include "server/transport.h"
+
+namespace spinrpc {
+namespace {
+
+using boost::asio::local::stream_protocol;
+
+[[noreturn]] void fail(int err, const std::string& path, const char* why = nullptr) {
+  std::string what = "cannot listen on " + path;
+  if (why != nullptr) what += std::string(": ") + why;
+  throw std::system_error(err, std::generic_category(), what);
+}
+
+// tsgo removes whatever is at the path. spinrpc removes only a socket that
+// nobody answers on: a regular file is somebody's data, and a live server's
+// socket is its client's way in.
+void remove_stale_socket(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return;
+    fail(errno, path);
+  }
+  if (!S_ISSOCK(st.st_mode)) fail(EEXIST, path, "it exists and is not a socket (not removing it)");
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+  const UniqueFd probe(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!probe) fail(errno, path);
+  if (::connect(probe.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0) {
+    fail(EADDRINUSE, path, "a live server is listening there");
+  }
+  if (errno != ECONNREFUSED) fail(errno, path);
+  // Branch: a socket file whose server is gone.
+  ::unlink(path.c_str());
+}
+
+class UnixSocketTransport final : public Transport {
+ public:
+  UnixSocketTransport(std::string path, CreatedFiles& files)
+      : path_(std::move(path)), files_(files), acceptor_(io_) {
+    if (path_.empty() || path_.size() >= sizeof(sockaddr_un::sun_path)) {
+      fail(ENAMETOOLONG, path_, "a Unix socket path must have 1 to 107 bytes");
+    }
+    remove_stale_socket(path_);
+    boost::system::error_code error;
+    acceptor_.open(stream_protocol(), error);
+    if (error) fail(error.value(), path_);
+    acceptor_.bind(stream_protocol::endpoint(path_), error);
+    if (error) fail(error.value(), path_);
+    files_.add(path_);
+    acceptor_.listen(1, error);
+    if (error) fail(error.value(), path_);
+  }
+
+  ~UnixSocketTransport() override {
+    io_.stop();
+    if (rejecter_.joinable()) rejecter_.join();
+    files_.remove(path_);
+  }
+
+  FdChannel accept(ChannelOptions options) override {
+    boost::system::error_code error;
+    stream_protocol::socket socket = acceptor_.accept(error);
+    if (error) throw std::system_error(error.value(), std::generic_category(), "cannot accept on " + path_);
+    // Exactly one connection, as tsgo. The listener stays open so that the
+    // path visibly belongs to a live server (another spinrpc-server's stale
+    // check connects to it), and a second client is accepted and closed at
+    // once, seeing EOF instead of waiting in the backlog. That happens on a
+    // thread of its own that sleeps in epoll: the served connection's reads
+    // and writes stay on this thread, with no wake-up added.
+    reject_next();
+    rejecter_ = std::thread([this] { io_.run(); });
+    UniqueFd in(socket.release());
+    // The server never execs, but every fd spinrpc holds is close-on-exec.
+    ::fcntl(in.get(), F_SETFD, FD_CLOEXEC);
+    UniqueFd out(::fcntl(in.get(), F_DUPFD_CLOEXEC, 0));
+    if (!out) throw_syscall_error(errno, "duplicate", in.get());
+    return FdChannel(std::move(in), std::move(out), std::move(options));
+  }
+
+ private:
+  void reject_next() {
+    acceptor_.async_accept([this](const boost::system::error_code& error, stream_protocol::socket extra) {
+      if (error) return;  // the acceptor is closing
+      boost::system::error_code ignored;
+      extra.close(ignored);
+      reject_next();
+    });
+  }
+
+  std::string path_;
+  CreatedFiles& files_;                      // removes path_ however the server ends
+  boost::asio::io_context io_;               // the acceptor's executor
+  stream_protocol::acceptor acceptor_;       // listens for the server's whole life
+  std::thread rejecter_;                     // runs io_: turns further clients away
+};
+
+}  // namespace
+
+std::unique_ptr<Transport> make_unix_socket_transport(const std::string& path, CreatedFiles& files) {
+  return std::make_unique<UnixSocketTransport>(path, files);
+}
+
+}  // namespace spinrpc

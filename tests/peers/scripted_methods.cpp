@@ -1,0 +1,56 @@
+// The scripted peers' methods (scripted_methods.h).
+#include "tests/peers/scripted_methods.h"
+
+#include <cstdlib>      // std::_Exit
+#include <stdexcept>    // std::runtime_error
+#include <string>       // std::string
+#include <string_view>  // std::string_view
+
+#include "protocol/remote_error.h"
+#include "server/server.h"
+
+namespace {
+
+constexpr std::size_t kBigReplyBytes = std::size_t{1} << 20;
+
+}  // namespace
+
+void add_scripted_methods(spinrpc::Server& server) {
+  server.on("callback", [](spinrpc::RequestContext& ctx) {
+    const std::string_view payload = ctx.payload_text();
+    const std::size_t space = payload.find(' ');
+    const std::string_view name = payload.substr(0, space);
+    const std::string_view args =
+        space == std::string_view::npos ? std::string_view() : payload.substr(space + 1);
+    ctx.reply() = ctx.call(name, args);
+  });
+  server.on("callbackTwice", [](spinrpc::RequestContext& ctx) {
+    // call()'s result is valid only until the next call(): copy it first.
+    ctx.reply() = ctx.call(ctx.payload_text(), std::string_view("1"));
+    ctx.reply() += ',';
+    ctx.reply() += ctx.call(ctx.payload_text(), std::string_view("2"));
+  });
+  server.on("callbackError", [](spinrpc::RequestContext& ctx) {
+    try {
+      const std::string_view result = ctx.call(ctx.payload_text(), std::string_view());
+      throw std::runtime_error("callbackError: the callback returned \"" + std::string(result) +
+                               "\" instead of failing");
+    } catch (const spinrpc::RemoteError& e) {
+      ctx.reply() = e.what();
+    }
+  });
+  server.on("throwingHandler", [](spinrpc::RequestContext&) {
+    throw std::runtime_error("handler failed on purpose");
+  });
+  server.on("throwWith", [](spinrpc::RequestContext& ctx) -> void {
+    throw std::runtime_error(std::string(ctx.payload_text()));
+  });
+  server.on("bigReply", [](spinrpc::RequestContext& ctx) {
+    std::string& reply = ctx.reply();
+    reply.resize(kBigReplyBytes);
+    for (std::size_t i = 0; i < reply.size(); ++i) reply[i] = static_cast<char>(i % 251);
+  });
+  server.on("exitNow", [](spinrpc::RequestContext&) { std::_Exit(3); });
+}
+
+

@@ -1,0 +1,18 @@
+// The scripted peers' methods: they drive the client shim's Call handling
+// and failure paths, the part libsyncrpc's socket_child plays for its
+// channel. Methods, besides the built-ins:
+//   callback        payload "NAME" or "NAME ARGS": Call NAME(ARGS), reply with its result
+//   callbackTwice   payload "NAME": Call NAME("1") and NAME("2"), reply "<first>,<second>"
+//   callbackError   payload "NAME": Call NAME(""), which must fail; reply with the failure's text
+//   throwingHandler throws std::runtime_error("handler failed on purpose") -> Error
+//   throwWith       throws std::runtime_error(payload) -> Error whose message is the payload
+//   bigReply        replies 1 MiB: byte i is i % 251
+//   exitNow         std::_Exit(3) before replying
+#pragma once
+
+namespace spinrpc {
+class Server;
+}
+
+/// Registers the methods listed above on `server`.
+void add_scripted_methods(spinrpc::Server& server);

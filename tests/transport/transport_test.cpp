@@ -1,0 +1,317 @@
+// spinrpc-server's transports end to end: a Unix domain socket (--pipe),
+// two FIFOs (--fifo-in/--fifo-out), the real tsgo's --pipe, and how each
+// ends (client gone, SIGTERM, bad paths), driven by SyncRpcChannel.
+#include <fcntl.h>       // ::open
+#include <signal.h>      // SIGTERM, SIGINT
+#include <sys/socket.h>  // ::socket, ::bind
+#include <sys/stat.h>    // ::mkfifo
+#include <sys/un.h>      // sockaddr_un
+#include <sys/wait.h>    // ::waitpid
+#include <unistd.h>      // ::close, ::write
+
+#include <cstdlib>       // std::getenv
+#include <cstring>       // std::memcpy
+#include <fstream>       // std::ofstream
+#include <string>        // std::string
+#include <system_error>  // std::system_error
+#include <vector>        // std::vector
+
+#include <doctest/doctest.h>
+
+#include "channel/fd_channel.h"
+#include "channel/peer_closed.h"
+#include "client-shim/connect.h"
+#include "client-shim/sync_rpc_channel.h"
+#include "protocol/frame_encoder.h"
+#include "tests/transport/server_process.h"
+
+namespace {
+
+using namespace std::chrono_literals;
+using spinrpc::SyncRpcChannel;
+using spinrpc::test::exited_with;
+using spinrpc::test::file_exists;
+using spinrpc::test::run_server;
+using spinrpc::test::ServerProcess;
+using spinrpc::test::TempDir;
+
+std::string bin(const char* name) {
+  const char* dir = std::getenv("SPINRPC_BIN_DIR");
+  if (dir == nullptr) FAIL("SPINRPC_BIN_DIR is not set: run these tests through ctest");
+  return std::string(dir) + "/" + name;
+}
+
+std::string tsgo() {
+  const char* path = std::getenv("SPINRPC_TSGO");
+  if (path == nullptr || !file_exists(path)) {
+    FAIL("the real tsgo is missing: run `npm ci` in tests/interop (or set SPINRPC_TSGO)");
+  }
+  return path;
+}
+
+std::string mebibyte_payload() {
+  std::string payload(std::size_t{1} << 20, '\0');
+  for (std::size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<char>(i * 7 % 256);
+  return payload;
+}
+
+void check_echoes(SyncRpcChannel& channel) {
+  CHECK(channel.request("echo", "8 bytes!") == "8 bytes!");
+  const std::string big = mebibyte_payload();
+  CHECK(channel.request("echo", big) == big);
+}
+
+// A socket file nobody listens on: what a crashed server leaves behind.
+void make_stale_socket(const std::string& path) {
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+  REQUIRE(::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0);
+  ::close(fd);
+}
+
+TEST_CASE("spinrpc-server on a Unix socket echoes 8 B and 1 MiB and removes the socket when the client leaves") {
+  TempDir dir;
+  const std::string path = dir / "api.sock";
+  ServerProcess server(bin("spinrpc-server"), {"--api", "--pipe", path});
+  auto channel = SyncRpcChannel::connect_socket(path);
+  check_echoes(channel);
+  CHECK(channel.pid() == -1);
+  CHECK(channel.close() == 0);
+  const auto end = server.finish();
+  CHECK(exited_with(end.status, 0));
+  CHECK(end.stderr_text.empty());
+  CHECK_FALSE(file_exists(path));
+}
+
+TEST_CASE("spinrpc-server on two FIFOs echoes 8 B and 1 MiB and removes the FIFOs it created") {
+  TempDir dir;
+  const std::string in = dir / "requests", out = dir / "replies";
+  ServerProcess server(bin("spinrpc-server"), {"--api", "--fifo-in", in, "--fifo-out", out});
+  auto channel = SyncRpcChannel::connect_fifos(in, out);
+  check_echoes(channel);
+  channel.close();
+  const auto end = server.finish();
+  CHECK(exited_with(end.status, 0));
+  CHECK_FALSE(file_exists(in));
+  CHECK_FALSE(file_exists(out));
+}
+
+TEST_CASE("spinrpc-server on FIFOs serves a client that opens the reply FIFO first and keeps FIFOs that existed") {
+  TempDir dir;
+  const std::string in = dir / "requests", out = dir / "replies";
+  REQUIRE(::mkfifo(in.c_str(), 0600) == 0);
+  REQUIRE(::mkfifo(out.c_str(), 0600) == 0);
+  ServerProcess server(bin("spinrpc-server"), {"--api", "--fifo-in", in, "--fifo-out", out});
+  // The order connect_fifos does not use: replies first (blocks until the
+  // server opens them for writing), then requests.
+  spinrpc::UniqueFd replies(::open(out.c_str(), O_RDONLY | O_CLOEXEC));
+  REQUIRE(replies);
+  spinrpc::UniqueFd requests(::open(in.c_str(), O_WRONLY | O_CLOEXEC));
+  REQUIRE(requests);
+  spinrpc::FdChannel channel(std::move(replies), std::move(requests));
+  channel.write_frame(spinrpc::MessageType::Request, spinrpc::as_bytes("echo"), spinrpc::as_bytes("hi"));
+  const auto reply = channel.read_frame();
+  CHECK(reply.type == spinrpc::MessageType::Response);
+  CHECK(reply.payload_text() == "hi");
+  channel = spinrpc::FdChannel(spinrpc::UniqueFd(::open("/dev/null", O_RDONLY)), spinrpc::UniqueFd());
+  const auto end = server.finish();
+  CHECK(exited_with(end.status, 0));
+  CHECK(file_exists(in));
+  CHECK(file_exists(out));
+}
+
+TEST_CASE("Calls reach the client's callbacks over a socket and over FIFOs") {
+  TempDir dir;
+  SUBCASE("socket") {
+    const std::string path = dir / "api.sock";
+    ServerProcess server(bin("scripted_server"), {"--pipe", path});
+    auto channel = SyncRpcChannel::connect_socket(path);
+    channel.register_callback("readFile", [](std::string_view, std::string_view arg) {
+      return "contents of " + std::string(arg);
+    });
+    CHECK(channel.request("callback", "readFile /a.ts") == "contents of /a.ts");
+    CHECK(channel.request("callbackTwice", "readFile") == "contents of 1,contents of 2");
+    channel.close();
+    CHECK(exited_with(server.finish().status, 0));
+  }
+  SUBCASE("FIFOs") {
+    const std::string in = dir / "requests", out = dir / "replies";
+    ServerProcess server(bin("scripted_server"), {"--fifo-in", in, "--fifo-out", out});
+    auto channel = SyncRpcChannel::connect_fifos(in, out);
+    channel.register_callback("readFile", [](std::string_view, std::string_view) -> std::string {
+      throw std::runtime_error("no such file");
+    });
+    CHECK(channel.request("callbackError", "readFile") == "no such file");
+    channel.close();
+    CHECK(exited_with(server.finish().status, 0));
+  }
+}
+
+TEST_CASE("spinrpc-server on a socket ends when the client disconnects in the middle of a request") {
+  TempDir dir;
+  const std::string path = dir / "api.sock";
+  SUBCASE("halfway through a frame: unexpected EOF, exit 1") {
+    ServerProcess server(bin("spinrpc-server"), {"--api", "--pipe", path});
+    std::vector<std::byte> frame;
+    spinrpc::append_frame(frame, spinrpc::MessageType::Request, spinrpc::as_bytes("echo"),
+                          spinrpc::as_bytes("a payload cut short"));
+    {
+      spinrpc::Connection connection = spinrpc::connect_unix_socket(path, 5s);
+      // Up to the middle of the payload: EOF inside a field.
+      REQUIRE(::write(connection.out.get(), frame.data(), frame.size() - 5) ==
+              static_cast<ssize_t>(frame.size() - 5));
+    }
+    const auto end = server.finish();
+    CHECK(exited_with(end.status, 1));
+    CHECK(end.stderr_text == "unexpected EOF\n");
+    CHECK_FALSE(file_exists(path));
+  }
+  SUBCASE("while the server waits for a CallResponse") {
+    ServerProcess server(bin("scripted_server"), {"--pipe", path});
+    auto channel = SyncRpcChannel::connect_socket(path);
+    channel.register_callback("readFile", [&](std::string_view, std::string_view) -> std::string {
+      // The client dies inside its callback: the server never gets an answer.
+      std::_Exit(0);
+    });
+    // Run the dying client in a child process so this test survives it.
+    const pid_t client = ::fork();
+    if (client == 0) {
+      try {
+        channel.request("callback", "readFile /x");
+      } catch (...) {
+      }
+      std::_Exit(1);
+    }
+    int status = 0;
+    ::waitpid(client, &status, 0);
+    CHECK(exited_with(status, 0));  // it died in the callback
+    channel.close();                // the parent's copy of the socket
+    const auto end = server.finish();
+    CHECK(exited_with(end.status, 0));
+    CHECK_FALSE(file_exists(path));
+  }
+}
+
+TEST_CASE("spinrpc-server ends on SIGTERM or SIGINT with a client connected, removing its files") {
+  TempDir dir;
+  SUBCASE("socket, SIGTERM") {
+    const std::string path = dir / "api.sock";
+    ServerProcess server(bin("spinrpc-server"), {"--api", "--pipe", path});
+    auto channel = SyncRpcChannel::connect_socket(path);
+    CHECK(channel.request("echo", "before") == "before");
+    server.kill(SIGTERM);
+    const auto end = server.finish();
+    CHECK(exited_with(end.status, 128 + SIGTERM));
+    CHECK(end.stderr_text == "spinrpc-server: SIGTERM received, shutting down\n");
+    CHECK_FALSE(file_exists(path));
+    CHECK_THROWS_AS(channel.request("echo", "after"), spinrpc::PeerClosed);
+  }
+  SUBCASE("FIFOs, SIGINT") {
+    const std::string in = dir / "requests", out = dir / "replies";
+    ServerProcess server(bin("spinrpc-server"), {"--api", "--fifo-in", in, "--fifo-out", out});
+    auto channel = SyncRpcChannel::connect_fifos(in, out);
+    CHECK(channel.request("echo", "before") == "before");
+    server.kill(SIGINT);
+    const auto end = server.finish();
+    CHECK(exited_with(end.status, 128 + SIGINT));
+    CHECK(end.stderr_text == "spinrpc-server: SIGINT received, shutting down\n");
+    CHECK_FALSE(file_exists(in));
+    CHECK_FALSE(file_exists(out));
+  }
+  SUBCASE("socket, SIGTERM before any client came") {
+    const std::string path = dir / "api.sock";
+    ServerProcess server(bin("spinrpc-server"), {"--api", "--pipe", path});
+    auto probe = SyncRpcChannel::connect_socket(path);  // waits until it listens
+    server.kill(SIGTERM);
+    const auto end = server.finish();
+    CHECK(exited_with(end.status, 128 + SIGTERM));
+    CHECK_FALSE(file_exists(path));
+  }
+}
+
+TEST_CASE("spinrpc-server replaces a stale socket file and refuses a path a live server holds") {
+  TempDir dir;
+  const std::string path = dir / "api.sock";
+  make_stale_socket(path);
+  ServerProcess first(bin("spinrpc-server"), {"--api", "--pipe", path});
+  auto channel = SyncRpcChannel::connect_socket(path);
+  CHECK(channel.request("echo", "first") == "first");
+
+  const auto second = run_server(bin("spinrpc-server"), {"--api", "--pipe", path});
+  CHECK(exited_with(second.status, 1));
+  CHECK(second.stderr_text == "spinrpc-server: cannot listen on " + path +
+                                  ": a live server is listening there: Address already in use\n");
+  // The refused server left the live one's socket alone.
+  CHECK(file_exists(path));
+  CHECK(channel.request("echo", "still here") == "still here");
+  channel.close();
+  CHECK(exited_with(first.finish().status, 0));
+}
+
+TEST_CASE("spinrpc-server refuses bad socket paths with one line and leaves nothing behind") {
+  TempDir dir;
+  SUBCASE("longer than sun_path") {
+    const std::string path = dir / std::string(120, 'x');
+    const auto end = run_server(bin("spinrpc-server"), {"--api", "--pipe", path});
+    CHECK(exited_with(end.status, 1));
+    CHECK(end.stderr_text == "spinrpc-server: cannot listen on " + path +
+                                 ": a Unix socket path must have 1 to 107 bytes: File name too long\n");
+    CHECK_FALSE(file_exists(path));
+  }
+  SUBCASE("in a directory that does not exist") {
+    const std::string path = dir / "missing/api.sock";
+    const auto end = run_server(bin("spinrpc-server"), {"--api", "--pipe", path});
+    CHECK(exited_with(end.status, 1));
+    CHECK(end.stderr_text == "spinrpc-server: cannot listen on " + path + ": No such file or directory\n");
+  }
+  SUBCASE("a regular file, which is not removed") {
+    const std::string path = dir / "notes.txt";
+    std::ofstream(path) << "keep me";
+    const auto end = run_server(bin("spinrpc-server"), {"--api", "--pipe", path});
+    CHECK(exited_with(end.status, 1));
+    CHECK(end.stderr_text == "spinrpc-server: cannot listen on " + path +
+                                 ": it exists and is not a socket (not removing it): File exists\n");
+    std::ifstream kept(path);
+    std::string text;
+    std::getline(kept, text);
+    CHECK(text == "keep me");
+  }
+  SUBCASE("a FIFO path that is a regular file") {
+    const std::string in = dir / "requests";
+    std::ofstream(in) << "data";
+    const auto end = run_server(bin("spinrpc-server"), {"--api", "--fifo-in", in, "--fifo-out", dir / "replies"});
+    CHECK(exited_with(end.status, 1));
+    CHECK(end.stderr_text == "spinrpc-server: cannot use FIFO " + in + ": it exists and is not a FIFO: File exists\n");
+    CHECK_FALSE(file_exists(dir / "replies"));
+  }
+}
+
+TEST_CASE("SyncRpcChannel::connect_socket gives up after its timeout with an error naming the path") {
+  TempDir dir;
+  const std::string path = dir / "nobody.sock";
+  spinrpc::SyncRpcOptions options;
+  options.connect_timeout = 50ms;
+  try {
+    SyncRpcChannel::connect_socket(path, options);
+    FAIL("connect_socket succeeded with nobody listening");
+  } catch (const std::system_error& e) {
+    CHECK(std::string(e.what()) == "cannot connect to " + path + " within 50 ms: No such file or directory");
+  }
+}
+
+TEST_CASE("SyncRpcChannel talks to the real tsgo over its --pipe socket") {
+  TempDir dir;
+  const std::string path = dir / "tsgo.sock";
+  ServerProcess server(tsgo(), {"--api", "--cwd", "/some/dir", "--pipe", path});
+  auto channel = SyncRpcChannel::connect_socket(path);
+  check_echoes(channel);
+  CHECK(channel.request("initialize", "null") ==
+        R"({"useCaseSensitiveFileNames":true,"currentDirectory":"/some/dir"})");
+  channel.close();
+  CHECK(exited_with(server.finish().status, 0));
+  CHECK_FALSE(file_exists(path));
+}
+
+}  // namespace

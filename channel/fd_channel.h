@@ -98,6 +98,13 @@ class FdChannel {
   };
   [[nodiscard]] Hold hold_frame() noexcept;
 
+  /// Bounds the reads that follow: a read that has no byte by `deadline`
+  /// throws TimedOut (channel/timed_out.h), after which the channel is not
+  /// usable. std::nullopt removes the bound. Writes are not bounded.
+  void set_read_deadline(std::optional<std::chrono::steady_clock::time_point> deadline) noexcept {
+    reader_.set_deadline(deadline);
+  }
+
   /// The reader's counters and spin policy (SPIN.md, "What the channel reports").
   ChannelStats stats() const { return reader_.stats(); }
 

@@ -8,6 +8,7 @@
 #include <utility>  // std::exchange
 
 #include "channel/syscall.h"
+#include "channel/timed_out.h"
 
 namespace spinrpc {
 SpinReader::SpinReader(int fd, SpinPolicy policy)
@@ -25,7 +26,8 @@ SpinReader::SpinReader(SpinReader&& other) noexcept
       controller_(other.controller_),
       nonblocking_(other.nonblocking_),
       stats_(std::move(other.stats_)),
-      spun_(other.spun_) {}
+      spun_(other.spun_),
+      deadline_(other.deadline_) {}
 
 SpinReader& SpinReader::operator=(SpinReader&& other) noexcept {
   if (this != &other) {
@@ -37,6 +39,7 @@ SpinReader& SpinReader::operator=(SpinReader&& other) noexcept {
     nonblocking_ = other.nonblocking_;
     stats_ = std::move(other.stats_);
     spun_ = other.spun_;
+    deadline_ = other.deadline_;
   }
   return *this;
 }
@@ -67,6 +70,9 @@ long SpinReader::try_read(std::byte* buf, std::size_t len) {
 }
 
 std::size_t SpinReader::blocking_read(std::byte* buf, std::size_t len) {
+  // Branch: a deadline. Wait in poll(2) with the time left, then read: one
+  // extra system call per wait, paid only by callers who set a deadline.
+  if (deadline_) wait_readable_until(*deadline_);
   for (;;) {
     const long n = try_read(buf, len);
     if (n >= 0) return static_cast<std::size_t>(n);
@@ -74,6 +80,17 @@ std::size_t SpinReader::blocking_read(std::byte* buf, std::size_t len) {
     // mode, or another process shares and changed the file description).
     pollfd p{fd_, POLLIN, 0};
     check_syscall([&] { return ::poll(&p, 1, -1); }, "poll", fd_);
+  }
+}
+
+void SpinReader::wait_readable_until(Clock::time_point deadline) {
+  for (;;) {
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) throw TimedOut("no reply before the deadline");
+    pollfd p{fd_, POLLIN, 0};
+    const int ready = check_syscall([&] { return ::poll(&p, 1, static_cast<int>(left.count())); },
+                                    "poll", fd_);
+    if (ready > 0) return;  // bytes, EOF or an error: the read says which
   }
 }
 

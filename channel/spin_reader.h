@@ -3,6 +3,7 @@
 #include <chrono>   // std::chrono
 #include <cstddef>  // std::byte, std::size_t
 #include <cstdint>  // std::uint64_t
+#include <optional>  // std::optional
 
 #include "channel/channel_stats.h"
 #include "channel/spin_policy.h"
@@ -39,9 +40,18 @@ class SpinReader {
 
   /// Reads up to `len` (> 0) bytes into `buf`, waiting by the spin rule
   /// until at least one byte arrives. Spins at most the budget (µs), then
-  /// blocks without limit. Returns the byte count, or 0 at EOF (also for
-  /// ECONNRESET). Throws std::system_error for other OS failures.
+  /// blocks until the deadline, if one is set, else without limit. Returns
+  /// the byte count, or 0 at EOF (also for ECONNRESET). Throws TimedOut past
+  /// the deadline, std::system_error for other OS failures.
   std::size_t read_some(std::byte* buf, std::size_t len);
+
+  /// Bounds every later wait: once `deadline` passes with no byte read,
+  /// read_some throws TimedOut. std::nullopt (the default) waits forever.
+  /// Spinning stays bounded by the budget; only the blocking part of a wait
+  /// changes (poll with the time left, then read).
+  void set_deadline(std::optional<std::chrono::steady_clock::time_point> deadline) noexcept {
+    deadline_ = deadline;
+  }
 
   /// The counters so far and the policy in force.
   ChannelStats stats() const;
@@ -52,6 +62,7 @@ class SpinReader {
   long try_read(std::byte* buf, std::size_t len);
   std::size_t blocking_read(std::byte* buf, std::size_t len);
   void end_wait(Clock::duration wait);
+  void wait_readable_until(Clock::time_point deadline);
   void set_nonblocking(bool on);
   void restore_flags() noexcept;
 
@@ -62,6 +73,7 @@ class SpinReader {
   bool nonblocking_ = false;            // O_NONBLOCK currently set on fd_
   ChannelStats stats_;                  // counters; policy fields filled in stats()
   Clock::duration spun_{};              // total time spent spinning
+  std::optional<Clock::time_point> deadline_;  // see set_deadline()
 };
 
 }  // namespace spinrpc

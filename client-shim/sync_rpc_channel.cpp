@@ -11,6 +11,7 @@
 #include "channel/pipe.h"
 #include "client-shim/child_exited.h"
 #include "client-shim/child_process.h"
+#include "channel/timed_out.h"
 #include "client-shim/connect.h"
 #include "protocol/protocol_error.h"
 #include "protocol/remote_error.h"
@@ -68,6 +69,8 @@ struct SyncRpcChannel::State {
   bool broken = false;      // an error other than RemoteError left the stream unknown
   bool closed = false;      // close() has run
 
+  // Kills the child (or drops the connection) and throws TimedOut.
+  [[noreturn]] void end_after_timeout(std::string_view method);
   // Sets up SIGPIPE and the channel over the server's two ends.
   void open_channel(UniqueFd in, UniqueFd out);
   // The open or usable state, or std::logic_error saying why there is none.
@@ -195,6 +198,25 @@ void SyncRpcChannel::State::throw_child_exited() {
   throw ChildExited(executable, child.try_wait_for(kReapWait));
 }
 
+void SyncRpcChannel::State::end_after_timeout(std::string_view method) {
+  // The reply may still come, or half of it: the stream is out of step for
+  // good, and a server that hangs must not outlive the request it hangs on.
+  channel.reset();
+  // The last path component for a child, as ChildExited names it.
+  const std::string_view name =
+      spawned ? std::string_view(executable).substr(executable.rfind('/') + 1) : executable;
+  std::string what = std::string(name) + " did not answer `" + std::string(method) + "` within " +
+                     std::to_string(options.request_timeout.count()) + " ms";
+  if (spawned) {
+    child.kill(SIGKILL);
+    child.wait();
+    what += "; it was killed";
+  } else {
+    what += "; the connection was closed";
+  }
+  throw TimedOut(what);
+}
+
 void SyncRpcChannel::State::open_channel(UniqueFd in, UniqueFd out) {
   if (!options.keep_sigpipe_disposition) ignore_sigpipe_if_default();
   ChannelOptions channel_options = options.channel;
@@ -269,9 +291,14 @@ ByteView SyncRpcChannel::request_bytes(std::string_view method, ByteView payload
   State& s = State::usable(state_, "request");
   RequestScope scope(s.in_request, s.broken);
   try {
+    if (s.options.request_timeout.count() > 0) {
+      s.channel->set_read_deadline(std::chrono::steady_clock::now() + s.options.request_timeout);
+    }
     const ByteView reply = s.exchange(method, payload);
     scope.in_step();
     return reply;
+  } catch (const TimedOut&) {
+    s.end_after_timeout(method);
   } catch (const RemoteError&) {
     // The server answered with Error and serves on (tsgo does).
     scope.in_step();

@@ -37,6 +37,12 @@ struct SyncRpcOptions {
   /// child is a ChildExited exception, not the death of this process. The
   /// child always starts with SIGPIPE at SIG_DFL, whatever this process set.
   bool keep_sigpipe_disposition = false;
+  /// Per-request deadline, in ms; 0 = none. A request whose Response or
+  /// Error has not arrived this long after it was sent (the client's own
+  /// callbacks' time included) throws TimedOut (channel/timed_out.h) and the
+  /// child is killed (SIGKILL) and reaped, or the connection closed. The
+  /// wait for the reply is bounded; writing the request is not.
+  std::chrono::milliseconds request_timeout{0};
   /// connect_socket()/connect_fifos(): how long to keep retrying while the
   /// server is not listening yet, in ms.
   std::chrono::milliseconds connect_timeout{5000};
@@ -58,8 +64,9 @@ class ChildExited;
 /// framing, a reply named for another method, or a message type the server
 /// must not send; ChildExited (a PeerClosed) when the child dies or closes
 /// its output: the child is then given about 100 ms to be reaped, and
-/// what() says how it ended or that it still runs; std::system_error for OS
-/// failures (spawn included). After any error but RemoteError the channel
+/// what() says how it ended or that it still runs; TimedOut past
+/// SyncRpcOptions::request_timeout; std::system_error for OS failures
+/// (spawn included). After any error but RemoteError the channel
 /// is unusable: further requests throw std::logic_error; close() it.
 ///
 /// WARNING: one thread at a time; callbacks run on the requesting thread and

@@ -1,6 +1,8 @@
 // The scripted peers' methods (scripted_methods.h).
 #include "tests/peers/scripted_methods.h"
 
+#include <unistd.h>  // ::pause
+
 #include <cstdlib>      // std::_Exit
 #include <stdexcept>    // std::runtime_error
 #include <string>       // std::string
@@ -49,6 +51,9 @@ void add_scripted_methods(spinrpc::Server& server) {
     std::string& reply = ctx.reply();
     reply.resize(kBigReplyBytes);
     for (std::size_t i = 0; i < reply.size(); ++i) reply[i] = static_cast<char>(i % 251);
+  });
+  server.on("neverAnswer", [](spinrpc::RequestContext&) {
+    for (;;) ::pause();  // until a signal ends the process
   });
   server.on("exitNow", [](spinrpc::RequestContext&) { std::_Exit(3); });
 }

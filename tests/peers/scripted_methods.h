@@ -7,6 +7,7 @@
 //   throwingHandler throws std::runtime_error("handler failed on purpose") -> Error
 //   throwWith       throws std::runtime_error(payload) -> Error whose message is the payload
 //   bigReply        replies 1 MiB: byte i is i % 251
+//   neverAnswer     never replies (pause(2) until a signal ends the process)
 //   exitNow         std::_Exit(3) before replying
 #pragma once
 

@@ -11,6 +11,7 @@
 
 #include "channel/pipe.h"
 #include "channel/spin_reader.h"
+#include "channel/timed_out.h"
 
 namespace {
 
@@ -140,6 +141,34 @@ TEST_CASE("SpinReader gives the fd back in the blocking mode it found it in") {
     CHECK_FALSE(is_nonblocking(pipe.read_end.get()));
   }
   CHECK(is_nonblocking(pipe.read_end.get()));
+}
+
+}  // namespace
+
+namespace {
+
+TEST_CASE("SpinReader throws TimedOut when nothing arrives before its deadline, spinning or not") {
+  for (const auto budget : {0us, 100us}) {
+    CAPTURE(budget.count());
+    auto pipe = spinrpc::make_pipe();
+    SpinReader reader(pipe.read_end.get(), policy(budget, true));
+    reader.set_deadline(std::chrono::steady_clock::now() + 20ms);
+    std::array<std::byte, 16> buf{};
+    CHECK_THROWS_AS(reader.read_some(buf.data(), buf.size()), spinrpc::TimedOut);
+  }
+}
+
+TEST_CASE("SpinReader with a deadline still reads bytes that come in time") {
+  auto pipe = spinrpc::make_pipe();
+  SpinReader reader(pipe.read_end.get(), policy(0us, true));
+  reader.set_deadline(std::chrono::steady_clock::now() + std::chrono::seconds(20));
+  std::thread writer([&] {
+    std::this_thread::sleep_for(2ms);
+    write_byte(pipe.write_end.get());
+  });
+  std::array<std::byte, 16> buf{};
+  CHECK(reader.read_some(buf.data(), buf.size()) == 1);
+  writer.join();
 }
 
 }  // namespace

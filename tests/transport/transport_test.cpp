@@ -20,6 +20,7 @@
 
 #include "channel/fd_channel.h"
 #include "channel/peer_closed.h"
+#include "channel/timed_out.h"
 #include "client-shim/connect.h"
 #include "client-shim/sync_rpc_channel.h"
 #include "protocol/frame_encoder.h"
@@ -312,6 +313,43 @@ TEST_CASE("SyncRpcChannel talks to the real tsgo over its --pipe socket") {
   channel.close();
   CHECK(exited_with(server.finish().status, 0));
   CHECK_FALSE(file_exists(path));
+}
+
+}  // namespace
+
+namespace {
+
+TEST_CASE("SyncRpcChannel ends a spawned server that does not answer within request_timeout") {
+  spinrpc::SyncRpcOptions options;
+  options.request_timeout = 200ms;
+  SyncRpcChannel channel(bin("scripted_peer"), {}, options);
+  CHECK(channel.request("echo", "quick") == "quick");
+  try {
+    channel.request("neverAnswer", "");
+    FAIL("neverAnswer was answered");
+  } catch (const spinrpc::TimedOut& e) {
+    CHECK(std::string(e.what()) == "scripted_peer did not answer `neverAnswer` within 200 ms; it was killed");
+  }
+  CHECK(channel.pid() == -1);  // killed and reaped
+  CHECK_THROWS_AS(channel.request("echo", "again"), std::logic_error);
+  const int status = channel.close();
+  CHECK(spinrpc::test::killed_by(status, SIGKILL));
+}
+
+TEST_CASE("SyncRpcChannel drops a socket connection whose server does not answer within request_timeout") {
+  TempDir dir;
+  const std::string path = dir / "api.sock";
+  ServerProcess server(bin("scripted_server"), {"--pipe", path});
+  spinrpc::SyncRpcOptions options;
+  options.request_timeout = 100ms;
+  auto channel = SyncRpcChannel::connect_socket(path, options);
+  CHECK_THROWS_WITH_AS(channel.request("neverAnswer", ""),
+                       ("the server at " + path +
+                        " did not answer `neverAnswer` within 100 ms; the connection was closed")
+                           .c_str(),
+                       spinrpc::TimedOut);
+  server.kill(SIGTERM);
+  CHECK(exited_with(server.finish().status, 128 + SIGTERM));
 }
 
 }  // namespace

@@ -1,0 +1,16 @@
+#pragma once
+
+#include <stdexcept>  // std::runtime_error
+#include <string>     // std::string
+
+namespace spinrpc {
+
+/// A read deadline passed before the peer's bytes came (FdChannel::
+/// set_read_deadline). The stream may stop mid-frame: the channel is not
+/// usable afterwards. what() is one line.
+class TimedOut : public std::runtime_error {
+ public:
+  explicit TimedOut(const std::string& message) : std::runtime_error(message) {}
+};
+
+}  // namespace spinrpc

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Sets up what is missing, builds, then runs every test: the C++ suites
-# through ctest, and the interop suite (the real TypeScript client and tsgo
-# against spinrpc-server) through npm test. Runs both even if the first
-# fails; exits non-zero if anything failed.
+# through ctest, the interop suite (the real TypeScript client and tsgo
+# against spinrpc-server) through npm test, and the benchmark suite's smoke
+# run (scripts/bench.sh --smoke). Runs all even if one fails; exits non-zero
+# if anything failed.
 #   SPINRPC_BUILD_DIR   build directory (default: <repo>/build)
 #   SPINRPC_SKIP_SETUP  set to 1 to skip scripts/setup.sh
 set -euo pipefail
@@ -23,6 +24,10 @@ echo "== ctest"
 ctest --test-dir "$BUILD_DIR" --output-on-failure || failed+=(ctest)
 echo "== npm test (tests/interop)"
 (cd "$ROOT/tests/interop" && npm test) || failed+=("npm test")
+# The benchmark suite in miniature, so it cannot rot: fails on a broken
+# benchmark or a wrong reply (integrity), never on a time.
+echo "== bench smoke (scripts/bench.sh --smoke)"
+SPINRPC_SKIP_SETUP=1 bash "$ROOT/scripts/bench.sh" --smoke || failed+=("bench smoke")
 
 if ((${#failed[@]})); then
   echo "test.sh: FAILED: ${failed[*]}" >&2

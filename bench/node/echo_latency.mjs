@@ -5,6 +5,7 @@
 //
 //   node bench/node/echo_latency.mjs [--count N] [--size BYTES] [--rounds R]
 //                                    [--warmup W] [--no-floor]
+//                                    [--server-spin LIST] [--json FILE]
 //
 // --count N     timed echoes per variant, over all rounds (default 20000)
 // --size BYTES  echo payload size in bytes (default 16)
@@ -12,6 +13,14 @@
 //               rotates from round to round, so drift falls on all (default 5)
 // --warmup W    untimed echoes per spawned process before timing (default 1000)
 // --no-floor    skip the two pipe ping-pong floors
+// --server-spin LIST  comma-separated spinrpc-server spin variants, each its
+//               own variant: off (TSGO_SYNC_SPIN_US=0), fixed (100 µs,
+//               TSGO_SYNC_SPIN_ADAPTIVE=0), adaptive (100 µs, adaptive=1),
+//               set in the server's environment at spawn and checked with
+//               getChannelStats. The real client does not spin, so only the
+//               server side varies. Default: one spinrpc-server variant with
+//               this process's environment.
+// --json FILE   also write the statistics as JSON (bench/report.mjs reads it)
 //
 // Variants: spinrpc-server and tsgo through the real client (echoBinary), and
 // two floors measured by this same Node process against `cat` over two pipes
@@ -24,7 +33,7 @@
 // (build/bin/spinrpc-server, tests/interop/node_modules/.../lib/tsgo).
 
 import { spawn, execFileSync } from "node:child_process";
-import { existsSync, readFileSync, readSync, writeSync } from "node:fs";
+import { existsSync, readFileSync, readSync, readdirSync, writeFileSync, writeSync } from "node:fs";
 import { createRequire } from "node:module";
 import { cpus } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -37,19 +46,31 @@ const INTEROP = join(REPO, "tests", "interop");
 
 function usage(msg) {
   if (msg) console.error(`echo_latency: ${msg}`);
-  console.error("usage: node bench/node/echo_latency.mjs [--count N] [--size BYTES] [--rounds R] [--warmup W] [--no-floor]");
+  console.error("usage: node bench/node/echo_latency.mjs [--count N] [--size BYTES] [--rounds R] [--warmup W] [--no-floor] [--server-spin off,fixed,adaptive] [--json FILE]");
   process.exit(2);
 }
-const opts = { count: 20000, size: 16, rounds: 5, warmup: 1000, floor: true };
+const SERVER_SPIN = {
+  off: { TSGO_SYNC_SPIN_US: "0", TSGO_SYNC_SPIN_ADAPTIVE: "0" },
+  fixed: { TSGO_SYNC_SPIN_US: "100", TSGO_SYNC_SPIN_ADAPTIVE: "0" },
+  adaptive: { TSGO_SYNC_SPIN_US: "100", TSGO_SYNC_SPIN_ADAPTIVE: "1" },
+};
+const opts = { count: 20000, size: 16, rounds: 5, warmup: 1000, floor: true, serverSpin: null, json: null };
 {
   const argv = process.argv.slice(2);
   for (let i = 0; i < argv.length; i++) {
     let [k, v] = argv[i].split(/=(.*)/s, 2);
     if (k === "--help" || k === "-h") usage();
     if (k === "--no-floor") { opts.floor = false; continue; }
-    const key = { "--count": "count", "--size": "size", "--rounds": "rounds", "--warmup": "warmup" }[k];
+    const key = { "--count": "count", "--size": "size", "--rounds": "rounds", "--warmup": "warmup", "--server-spin": "serverSpin", "--json": "json" }[k];
     if (!key) usage(`unknown argument ${argv[i]}`);
     if (v === undefined) { v = argv[++i]; if (v === undefined) usage(`${k} needs a value`); }
+    if (key === "json") { opts.json = v; continue; }
+    if (key === "serverSpin") {
+      opts.serverSpin = v.split(",").filter(Boolean);
+      for (const name of opts.serverSpin) if (!SERVER_SPIN[name]) usage(`--server-spin: unknown variant ${JSON.stringify(name)} (off, fixed, adaptive)`);
+      if (opts.serverSpin.length === 0) usage("--server-spin needs at least one variant");
+      continue;
+    }
     if (!/^\d+$/.test(v)) usage(`${k} wants a non-negative integer, got ${JSON.stringify(v)}`);
     opts[key] = Number(v);
   }
@@ -86,8 +107,20 @@ try {
 let CLK_TCK = 100;
 try { CLK_TCK = Number(execFileSync("getconf", ["CLK_TCK"]).toString().trim()) || 100; } catch { /* keep 100 */ }
 
-/** user+system CPU seconds of a live process, from /proc/PID/stat. */
+/**
+ * CPU seconds a live process has used: the sum over its threads of the first
+ * field of /proc/PID/task/TID/schedstat (ns on CPU; exact for multi-threaded
+ * tsgo, as spinrpc-bench measures it), else utime+stime from /proc/PID/stat
+ * in clock ticks.
+ */
 function procCpuSeconds(pid) {
+  try {
+    let ns = 0;
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      try { ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]); } catch { /* thread gone */ }
+    }
+    return ns / 1e9;
+  } catch { /* no schedstat: fall back to ticks */ }
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
     const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
@@ -126,13 +159,38 @@ function mismatch(variant, i, sent, got) {
 
 // ── variants ──────────────────────────────────────────────────────────
 
-/** One process of a variant: spawn, warm up, time n echoes, close. */
-function runApi(path) {
+/** Runs fn with process.env[k] = env[k] for each k, restoring them after. */
+function withEnv(env, fn) {
+  const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
+  Object.assign(process.env, env);
+  try {
+    return fn();
+  } finally {
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  }
+}
+
+/**
+ * One process of a variant: spawn, warm up, time n echoes, close. `env`
+ * goes into the server's environment; with `spin`, the server's
+ * getChannelStats must report that budget and adaptive setting.
+ */
+function runApi(path, env = {}, spin = null) {
   return (variant, n, lat, off) => {
-    const api = new API({ tsserverPath: path, cwd: REPO });
+    const api = withEnv(env, () => new API({ tsserverPath: path, cwd: REPO }));
     try {
       const pid = api.client.channel.child.pid;
       const c = api.client;
+      if (spin) {
+        const st = JSON.parse(c.channel.requestSync("getChannelStats", ""));
+        const want = SERVER_SPIN[spin];
+        if (String(st.budget_us) !== want.TSGO_SYNC_SPIN_US || (st.budget_us > 0 && String(Number(st.adaptive)) !== want.TSGO_SYNC_SPIN_ADAPTIVE)) {
+          throw new Error(`${variant}: the server runs budget ${st.budget_us} µs, adaptive ${st.adaptive} (${st.budget_reason}), not ${spin}`);
+        }
+      }
       for (let i = 0; i < opts.warmup; i++) {
         const p = PAYLOADS[i % NPAYLOADS];
         const r = c.echoBinary(p);
@@ -228,13 +286,13 @@ function runFloor(polled) {
   };
 }
 
-const variants = [
-  { name: "spinrpc-server", run: runApi(SPINRPC) },
-  { name: "tsgo", run: runApi(TSGO) },
-];
+const variants = opts.serverSpin
+  ? opts.serverSpin.map((spin) => ({ name: `spinrpc-server (server spin ${spin})`, kind: "spinrpc", spin, run: runApi(SPINRPC, SERVER_SPIN[spin], spin) }))
+  : [{ name: "spinrpc-server", kind: "spinrpc", spin: null, run: runApi(SPINRPC) }];
+variants.push({ name: "tsgo", kind: "tsgo", spin: null, run: runApi(TSGO) });
 if (opts.floor) {
-  variants.push({ name: "floor: pipe, blocking read", run: runFloor(false), floor: "blocking" });
-  variants.push({ name: "floor: pipe, polled read", run: runFloor(true), floor: "polled" });
+  variants.push({ name: "floor: pipe, blocking read", kind: "floor", run: runFloor(false), floor: "blocking" });
+  variants.push({ name: "floor: pipe, polled read", kind: "floor", run: runFloor(true), floor: "polled" });
 }
 
 // ── the run ───────────────────────────────────────────────────────────
@@ -289,7 +347,7 @@ const perRound = Math.floor(opts.count / opts.rounds);
 console.log(`## echo_latency: size=${opts.size} B, count=${opts.count} per variant, rounds=${opts.rounds} (~${perRound} timed echoes per process), warm-up=${opts.warmup} per process`);
 console.log("");
 console.log(`client: @typescript/native-preview ${clientVersion} sync client (echoBinary) on node ${process.version}; ` +
-  `${cpus().length} CPUs; server spin settings: ${spinEnv.length ? spinEnv.join(" ") : "defaults"}`);
+  `${cpus().length} CPUs; server spin settings: ${opts.serverSpin ? `per variant (--server-spin ${opts.serverSpin.join(",")})` : spinEnv.length ? spinEnv.join(" ") : "defaults"}`);
 console.log("");
 const cols = ["variant", "n", "mean µs", "p50 µs", "p75 µs", "p99 µs", "max µs"];
 if (floorBlocking) cols.push("p50 / floor blocking", "p50 / floor polled");
@@ -300,13 +358,29 @@ for (const v of variants) {
   const s = v.stats;
   const row = [v.name, s.n, us(s.mean), us(s.p50), us(s.p75), us(s.p99), us(s.max)];
   if (floorBlocking) row.push(ratio(s.p50, floorBlocking.stats.p50), ratio(s.p50, floorPolled.stats.p50));
-  row.push(v.clientCpu.toFixed(3), v.serverCpu.toFixed(2), v.wall.toFixed(3), v.roundP50.map(us).join(", "));
+  row.push(v.clientCpu.toFixed(3), v.serverCpu.toFixed(3), v.wall.toFixed(3), v.roundP50.map(us).join(", "));
   console.log(`| ${row.join(" | ")} |`);
 }
-const sp = variants[0].stats;
-const ts = variants[1].stats;
+const ts = variants.find((v) => v.kind === "tsgo").stats;
 console.log("");
-console.log(`spinrpc-server / tsgo: p50 ${ratio(sp.p50, ts.p50)}, p75 ${ratio(sp.p75, ts.p75)} (below 1 = spinrpc-server faster)`);
+for (const v of variants.filter((x) => x.kind === "spinrpc")) {
+  console.log(`${v.name} / tsgo: p50 ${ratio(v.stats.p50, ts.p50)}, p75 ${ratio(v.stats.p75, ts.p75)} (below 1 = spinrpc-server faster)`);
+}
 console.log("");
-console.log(`Server CPU is the peer process's utime+stime over the timed region (/proc, ${1000 / CLK_TCK} ms ticks); client CPU is this Node process's. ` +
+console.log("Server CPU is the peer process's CPU time over the timed region (/proc/PID/task/*/schedstat, ns); client CPU is this Node process's. " +
   "All replies were checked byte for byte.");
+
+if (opts.json) {
+  const out = {
+    tool: "bench/node/echo_latency.mjs",
+    client: `@typescript/native-preview ${clientVersion} sync client (echoBinary) on node ${process.version}`,
+    options: { count: opts.count, size: opts.size, rounds: opts.rounds, warmup: opts.warmup, serverSpin: opts.serverSpin },
+    spinEnv: spinEnv,
+    variants: variants.map((v) => ({
+      name: v.name, kind: v.kind, spin: v.spin ?? null, floor: v.floor ?? null,
+      n: v.stats.n, mean_ns: v.stats.mean, p50_ns: v.stats.p50, p75_ns: v.stats.p75, p99_ns: v.stats.p99, max_ns: v.stats.max,
+      client_cpu_s: v.clientCpu, server_cpu_s: v.serverCpu, wall_s: v.wall, round_p50_ns: v.roundP50,
+    })),
+  };
+  writeFileSync(opts.json, JSON.stringify(out, null, 2) + "\n");
+}

@@ -1,0 +1,67 @@
+#pragma once
+
+#include <chrono>    // std::chrono::milliseconds
+#include <cstddef>   // std::size_t
+#include <optional>  // std::optional
+#include <string>    // std::string
+
+namespace spinrpc::bench {
+
+/// What one spinrpc-bench run measures and how much of it: the peers, the
+/// number of rounds, and every count that is not a fixed part of a workload's
+/// definition. Each count also appears in the benchmark names (BENCH.md rule 6).
+/// A full run (the default) is sized so that scripts/bench.sh takes well under
+/// 10 minutes on a 2-vCPU VM; --smoke takes a few seconds and exists so that
+/// CI keeps the suite from rotting, not to measure.
+struct BenchPlan {
+  bool smoke = false;
+  /// Rounds; each round runs every workload under every variant once, in an
+  /// order rotated from round to round (BENCH.md rule 4).
+  int rounds = 5;
+  /// spinrpc-server: $SPINRPC_SERVER, else spinrpc-server next to this executable.
+  std::string server_path;
+  /// tsgo: $SPINRPC_TSGO, else the interop suite's npm install; unset if
+  /// not executable there (the tsgo benchmarks are then not registered).
+  std::optional<std::string> tsgo_path;
+  /// Directory for each benchmark's raw latencies (one file per benchmark,
+  /// ns, one per line; bench/report.mjs pools them across rounds and draws
+  /// the CDF). Empty: not written.
+  std::string latency_dir;
+  /// Test hook for the integrity check: corrupt the expected bytes of the
+  /// first echo so the run must exit with kIntegrityExitStatus.
+  bool inject_mismatch = false;
+
+  /// Untimed 8-byte echoes per spawned server, before anything is timed.
+  std::size_t warmup_echoes = 1000;
+  /// Timed echoes per (size, variant, round); larger messages get fewer.
+  std::size_t echo_count(std::size_t bytes) const noexcept;
+  /// Timed round trips per pipe floor; echo_count(bytes) except for polled
+  /// floors with messages over a pipe's capacity (see bench_plan.cpp).
+  std::size_t floor_count(std::size_t bytes, bool polled) const noexcept;
+  /// Untimed echoes of `bytes` bytes before timing at that size (after the
+  /// 8-byte warm-up of a fresh server): enough for buffers to reach their size.
+  std::size_t size_warmup(std::size_t bytes) const noexcept;
+  /// interleave: cycles of 30 small echoes + 1 large request.
+  std::size_t interleave_cycles = 1000;
+  /// sparse: requests, one every 10 ms.
+  std::size_t sparse_requests = 200;
+  /// slow server: benchWork busyUs 5000 requests.
+  std::size_t slow_requests = 200;
+  /// worst case: cycles of 50 fast requests + 1 slow one (40 in the proposal).
+  std::size_t worst_cycles = 40;
+  /// oversubscribed: how long every pair echoes, all at once.
+  std::chrono::milliseconds pairs_duration{500};
+  /// oversubscribed: pairs 1..max_pairs.
+  int max_pairs = 4;
+};
+
+/// Reads spinrpc-bench's own flags and removes them from argv (Google
+/// Benchmark's --benchmark_* flags are left for benchmark::Initialize):
+///   --smoke             tiny counts, 1 round
+///   --rounds=N          rounds (N >= 1)
+///   --latency_dir=DIR   write raw latencies there
+///   --inject_mismatch   corrupt one expected echo (tests the exit path)
+/// Resolves the peers' paths. Throws std::invalid_argument for a malformed value.
+BenchPlan parse_plan(int& argc, char** argv);
+
+}  // namespace spinrpc::bench

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Runs the whole benchmark suite (BENCH.md) and writes its report:
+#   1. build/bin/spinrpc-bench (Google Benchmark): pipe floors, echo, echo
+#      against tsgo, interleave, sparse, slow server, worst case,
+#      oversubscribed; every workload under spin off / fixed / adaptive,
+#      rounds alternating;
+#   2. bench/node/echo_latency.mjs: the real TypeScript client against
+#      spinrpc-server (server spin off / fixed / adaptive) and tsgo;
+#   3. bench/report.mjs: the tables, ratios and CDF pictures.
+#
+#   scripts/bench.sh          full run (about 5 minutes on a 2-vCPU VM);
+#                             writes bench/REPORT.md and bench/report/*.png
+#   scripts/bench.sh --smoke  a few seconds, tiny counts, not a measurement;
+#                             writes bench/out/smoke/REPORT.md, never
+#                             bench/REPORT.md. CI runs it (scripts/test.sh).
+# Any other argument goes to spinrpc-bench (--rounds=N, --benchmark_filter=RE).
+# Raw output (JSON, per-request latencies, plot data) goes to bench/out/.
+#
+# Exit status: 0, or that of the first step that failed; 3 means a reply
+# differed from what was sent (an integrity failure). Timings never fail it.
+#   SPINRPC_BUILD_DIR   build directory (default: <repo>/build)
+#   SPINRPC_SKIP_SETUP  set to 1 to skip scripts/setup.sh
+#   SPINRPC_TSGO        tsgo to compare with (default: the interop suite's npm install)
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD_DIR="${SPINRPC_BUILD_DIR:-$ROOT/build}"
+
+smoke=0
+bench_args=()
+command="scripts/bench.sh"
+# The report quotes the command; a build directory other than build/ is part of it.
+[[ -n "${SPINRPC_BUILD_DIR:-}" && "$BUILD_DIR" != "$ROOT/build" ]] && command="SPINRPC_BUILD_DIR=$(printf '%q' "$BUILD_DIR") $command"
+for arg in "$@"; do
+  command+=" $(printf '%q' "$arg")"
+  if [[ "$arg" == --smoke ]]; then smoke=1; else bench_args+=("$arg"); fi
+done
+
+export SPINRPC_BUILD_DIR="$BUILD_DIR"
+
+if [[ "${SPINRPC_SKIP_SETUP:-0}" != 1 ]]; then
+  bash "$ROOT/scripts/setup.sh"
+fi
+bash "$ROOT/scripts/build.sh"
+
+BENCH="$BUILD_DIR/bin/spinrpc-bench"
+TSGO="${SPINRPC_TSGO:-$ROOT/tests/interop/node_modules/@typescript/native-preview-linux-x64/lib/tsgo}"
+export SPINRPC_SERVER="${SPINRPC_SERVER:-$BUILD_DIR/bin/spinrpc-server}"
+
+if ((smoke)); then
+  OUT="$ROOT/bench/out/smoke"
+  REPORT="$OUT/REPORT.md"
+  PNG_DIR="$OUT/png"
+  mode=(--smoke)
+  node_args=(--size 8 --count 200 --rounds 2 --warmup 20)
+else
+  OUT="$ROOT/bench/out/full"
+  REPORT="$ROOT/bench/REPORT.md"
+  PNG_DIR="$ROOT/bench/report"
+  mode=()
+  node_args=(--size 8 --count 100000 --rounds 5 --warmup 1000)
+fi
+rm -rf "$OUT"
+mkdir -p "$OUT"
+
+if ((smoke)); then
+  # The integrity check itself: a corrupted expectation must stop the run
+  # with status 3 before any time is printed.
+  echo "== spinrpc-bench integrity self-check (one corrupted echo must exit 3)"
+  status=0
+  "$BENCH" --smoke --inject_mismatch --benchmark_filter='^BM_Echo/bytes:8/.*/variant:off/' \
+    >"$OUT/integrity-self-check.txt" 2>&1 || status=$?
+  if [[ "$status" != 3 ]]; then
+    cat "$OUT/integrity-self-check.txt" >&2
+    echo "bench.sh: spinrpc-bench --inject_mismatch exited $status, not 3: the integrity check is broken" >&2
+    exit 1
+  fi
+fi
+
+echo "== spinrpc-bench ${mode[*]} ${bench_args[*]}"
+status=0
+"$BENCH" "${mode[@]}" --latency_dir="$OUT/latency" \
+  --benchmark_out="$OUT/spinrpc-bench.json" --benchmark_out_format=json \
+  "${bench_args[@]}" || status=$?
+if [[ "$status" != 0 ]]; then
+  [[ "$status" == 3 ]] && echo "bench.sh: INTEGRITY FAILURE in spinrpc-bench: no report written" >&2
+  exit "$status"
+fi
+
+node_json=()
+if [[ -x "$TSGO" ]]; then
+  echo "== bench/node/echo_latency.mjs ${node_args[*]}"
+  SPINRPC_TSGO="$TSGO" node "$ROOT/bench/node/echo_latency.mjs" "${node_args[@]}" \
+    --server-spin off,fixed,adaptive --json "$OUT/echo_latency.json"
+  node_json=(--node-json "$OUT/echo_latency.json")
+else
+  echo "== bench/node/echo_latency.mjs skipped: tsgo not installed at $TSGO (npm ci in tests/interop)"
+fi
+
+echo "== bench/report.mjs"
+report_args=(--bench-json "$OUT/spinrpc-bench.json" --latency-dir "$OUT/latency" "${node_json[@]}"
+  --out "$REPORT" --png-dir "$PNG_DIR" --command "$command" --build-dir "$BUILD_DIR")
+((smoke)) && report_args+=(--smoke)
+node "$ROOT/bench/report.mjs" "${report_args[@]}"

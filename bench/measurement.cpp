@@ -68,6 +68,7 @@ void Measurement::publish(benchmark::State& state, const BenchPlan& plan) const 
     const std::string p = side;
     state.counters[p + "spin_hits"] = static_cast<double>(c->spin_hits);
     state.counters[p + "spin_misses"] = static_cast<double>(c->spin_misses);
+    state.counters[p + "spin_contended"] = static_cast<double>(c->spin_contended);
     state.counters[p + "suspensions"] = static_cast<double>(c->suspensions);
     state.counters[p + "spin_ms"] = static_cast<double>(c->spin_us) / 1e3;
   };

@@ -125,6 +125,7 @@ SpinCounters& operator+=(SpinCounters& a, const SpinCounters& b) noexcept {
   a.waits += b.waits;
   a.spin_hits += b.spin_hits;
   a.spin_misses += b.spin_misses;
+  a.spin_contended += b.spin_contended;
   a.suspensions += b.suspensions;
   a.spin_us += b.spin_us;
   return a;

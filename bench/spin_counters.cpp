@@ -12,6 +12,7 @@ SpinCounters operator-(const SpinCounters& later, const SpinCounters& earlier) n
   d.waits -= earlier.waits;
   d.spin_hits -= earlier.spin_hits;
   d.spin_misses -= earlier.spin_misses;
+  d.spin_contended -= earlier.spin_contended;
   d.suspensions -= earlier.suspensions;
   d.spin_us -= earlier.spin_us;
   return d;
@@ -23,6 +24,7 @@ SpinCounters client_spin_counters(const SyncRpcChannel& channel) {
   c.waits = s.waits;
   c.spin_hits = s.spin_hits;
   c.spin_misses = s.spin_misses;
+  c.spin_contended = s.spin_contended;
   c.suspensions = s.suspensions;
   c.spin_us = s.spin_us;
   c.budget = s.budget;
@@ -48,6 +50,7 @@ SpinCounters server_spin_counters(SyncRpcChannel& channel) {
   c.waits = u64("waits");
   c.spin_hits = u64("spin_hits");
   c.spin_misses = u64("spin_misses");
+  c.spin_contended = u64("spin_contended");
   c.suspensions = u64("suspensions");
   c.spin_us = u64("spin_us");
   c.budget = std::chrono::microseconds(static_cast<long long>(u64("budget_us")));

@@ -13,7 +13,8 @@ namespace spinrpc::bench {
 struct SpinCounters {
   std::uint64_t waits = 0;
   std::uint64_t spin_hits = 0;    ///< bytes came within the budget
-  std::uint64_t spin_misses = 0;  ///< budget spent, then blocked
+  std::uint64_t spin_misses = 0;  ///< budget spent (or CPU contended), then blocked
+  std::uint64_t spin_contended = 0;  ///< of spin_misses: ended early, the CPU was contended
   std::uint64_t suspensions = 0;  ///< adaptive rule switched spinning off
   std::uint64_t spin_us = 0;      ///< µs spent spinning
   std::chrono::microseconds budget{0};

@@ -11,6 +11,15 @@
 #include "channel/timed_out.h"
 
 namespace spinrpc {
+namespace {
+
+// A sched_yield that returns later than this let another task run. An
+// uncontended yield takes well under 1 us here; a peer's short turn on the
+// same CPU (an echo: ~2 us) stays under it; a time slice of someone else
+// (~0.75-3 ms) is far over.
+constexpr std::chrono::microseconds kContendedYield{20};
+
+}  // namespace
 SpinReader::SpinReader(int fd, SpinPolicy policy)
     : fd_(fd), policy_(std::move(policy)), controller_(policy_.adaptive) {
   const int flags = check_syscall([&] { return ::fcntl(fd_, F_GETFL); }, "get flags of", fd_);
@@ -127,12 +136,23 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len) {
     // for its whole budget while the peer that would answer waits for it:
     // one pair, 100 us budget, 16 B echo, p50 207 us against 2.1 us without
     // spinning. Yielding hands the CPU to a runnable peer and costs one
-    // cheap syscall when there is none: p50 1.9-2.5 us in the same runs,
-    // and 3 pairs on 2 CPUs no slower than spin-off (docs/SPIN-NOTES.md).
+    // cheap syscall when there is none: p50 1.9-2.5 us in the same runs
+    // (docs/SPIN-NOTES.md).
+    const Clock::time_point before_yield = Clock::now();
     ::sched_yield();
-    if (Clock::now() >= deadline) break;
+    const Clock::time_point after_yield = Clock::now();
+    // Branch: the yield gave the CPU away for a while, so another task
+    // wanted it: the CPU is contended, and a spinner would only keep
+    // queueing behind others (with outside load, spinning pairs got ~0.75
+    // CPU against ~2 for blocking ones). Block instead, as spin-off would;
+    // a blocked reader is woken with the scheduler's wake-up preference.
+    if (after_yield - before_yield > kContendedYield) {
+      ++stats_.spin_contended;
+      break;
+    }
+    if (after_yield >= deadline) break;
   }
-  // Branch: budget spent; block until bytes arrive.
+  // Branch: budget spent or CPU contended; block until bytes arrive.
   ++stats_.spin_misses;
   spun_ += Clock::now() - start;
   const std::size_t n = blocking_read(buf, len);

@@ -16,6 +16,7 @@ std::string to_json(const ChannelStats& s) {
   field("waits", s.waits);
   field("spin_hits", s.spin_hits);
   field("spin_misses", s.spin_misses);
+  field("spin_contended", s.spin_contended);
   field("blocked_while_suspended", s.blocked_while_suspended);
   field("plain_waits", s.plain_waits);
   field("suspensions", s.suspensions);

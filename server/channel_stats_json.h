@@ -7,7 +7,7 @@
 namespace spinrpc {
 
 /// The stats as one JSON object, fields as in ChannelStats in snake_case
-/// ("waits", "spin_hits", ..., "spin_us", "budget_us", "adaptive",
+/// ("waits", "spin_hits", "spin_misses", "spin_contended", ..., "spin_us", "budget_us", "adaptive",
 /// "spinning", "budget_reason"). getChannelStats answers with it and
 /// --stats prints it.
 std::string to_json(const ChannelStats& stats);

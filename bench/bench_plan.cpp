@@ -92,6 +92,7 @@ BenchPlan parse_plan(int& argc, char** argv) {
   if (plan.smoke) {
     plan.rounds = 1;
     plan.warmup_echoes = 20;
+    plan.transport_echoes = 50;
     plan.interleave_cycles = 3;
     plan.sparse_requests = 5;
     plan.slow_requests = 3;

@@ -41,6 +41,8 @@ struct BenchPlan {
   /// Untimed echoes of `bytes` bytes before timing at that size (after the
   /// 8-byte warm-up of a fresh server): enough for buffers to reach their size.
   std::size_t size_warmup(std::size_t bytes) const noexcept;
+  /// transport: timed 8-byte echoes per (transport, variant, round).
+  std::size_t transport_echoes = 20000;
   /// interleave: cycles of 30 small echoes + 1 large request.
   std::size_t interleave_cycles = 1000;
   /// sparse: requests, one every 10 ms.

@@ -18,13 +18,19 @@ void expect_variant(const SpinCounters& c, Variant v, std::string_view side, std
                            ", not the variant `" + std::string(variant_name(v)) + "`");
 }
 
+}  // namespace
+
 SyncRpcOptions shim_options(Variant v) {
   SyncRpcOptions options;
   options.spin = shim_spin(v);
   return options;
 }
 
-}  // namespace
+void check_variant_and_warm_up(const BenchPlan& plan, SyncRpcChannel& channel, Variant v, std::string_view where) {
+  expect_variant(client_spin_counters(channel), v, "client shim", where);
+  expect_variant(server_spin_counters(channel), v, "server", where);
+  warm_up(channel, plan.warmup_echoes, 8, where);
+}
 
 void warm_up(SyncRpcChannel& channel, std::size_t count, std::size_t bytes, std::string_view where) {
   const std::vector<std::vector<std::byte>> payloads = make_payloads(bytes, bytes >= (std::size_t{64} << 10) ? 2 : 16);
@@ -39,9 +45,7 @@ SyncRpcChannel start_spinrpc_server(const BenchPlan& plan, Variant v, std::strin
   std::vector<std::string> args{"--api", "--bench-methods"};
   for (std::string& a : server_spin_args(v)) args.push_back(std::move(a));
   SyncRpcChannel channel(plan.server_path, args, shim_options(v));
-  expect_variant(client_spin_counters(channel), v, "client shim", where);
-  expect_variant(server_spin_counters(channel), v, "server", where);
-  warm_up(channel, plan.warmup_echoes, 8, where);
+  check_variant_and_warm_up(plan, channel, v, where);
   return channel;
 }
 

@@ -18,6 +18,16 @@ namespace spinrpc::bench {
 /// `where` names the benchmark in error messages.
 SyncRpcChannel start_spinrpc_server(const BenchPlan& plan, Variant v, std::string_view where);
 
+/// The client shim's options for `v`: SyncRpcOptions::spin = shim_spin(v),
+/// everything else at its default.
+SyncRpcOptions shim_options(Variant v);
+
+/// The checks and warm-up of start_spinrpc_server for a spinrpc-server that
+/// was started some other way (--pipe, --fifo-in/--fifo-out) and reached
+/// through `channel`: both ends must report `v`'s budget and adaptive setting
+/// (std::runtime_error if not), then plan.warmup_echoes checked 8-byte echoes.
+void check_variant_and_warm_up(const BenchPlan& plan, SyncRpcChannel& channel, Variant v, std::string_view where);
+
 /// Spawns `tsgo --api` (plan.tsgo_path, which must be set) behind a client
 /// shim running `v`, checks the shim's setting and warms up as above. tsgo
 /// does not spin, so only the client's side of the variant applies.

@@ -1,6 +1,8 @@
 #pragma once
 
-#include <cstdint>  // std::int64_t
+#include <cstdint>   // std::int64_t
+#include <map>       // std::map
+#include <optional>  // std::optional
 
 namespace spinrpc::bench {
 
@@ -16,5 +18,19 @@ std::int64_t self_cpu_ns() noexcept;
 /// leaves the sum. Returns -1 if the process is gone or the kernel has no
 /// schedstat (CONFIG_SCHED_INFO). Never throws.
 std::int64_t process_cpu_ns(int pid) noexcept;
+
+/// How many times each thread of process `pid` has been put on a CPU so
+/// far, by tid: the third field of /proc/PID/task/TID/schedstat. A thread
+/// that sleeps in a blocking call (epoll_wait, a signal wait) does not move
+/// it; every wake-up does. std::nullopt if the process is gone or the kernel
+/// has no schedstat. Never throws but std::bad_alloc.
+std::optional<std::map<int, std::int64_t>> thread_runs(int pid);
+
+/// The runs of the threads in `after` since `before` (two readings of
+/// thread_runs), leaving out the thread `skip_tid` (-1: none): a thread in
+/// both adds its difference, a thread born in between all its runs; a thread
+/// gone by `after` is not counted.
+std::int64_t thread_runs_between(const std::map<int, std::int64_t>& before,
+                                 const std::map<int, std::int64_t>& after, int skip_tid) noexcept;
 
 }  // namespace spinrpc::bench

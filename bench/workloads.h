@@ -24,6 +24,9 @@ void register_floor_benchmarks(const BenchPlan& plan, int round);
 void register_echo_benchmarks(const BenchPlan& plan, int round);
 /// bench/echo_bench.cpp: BM_EchoTsgo, the same against tsgo (if installed).
 void register_tsgo_echo_benchmarks(const BenchPlan& plan, int round);
+/// bench/transport_bench.cpp: BM_Transport, 8-byte echoes over stdio, a Unix
+/// socket (--pipe) and two FIFOs, with the server's extra threads' wake-ups.
+void register_transport_benchmarks(const BenchPlan& plan, int round);
 /// bench/interleave_bench.cpp: BM_Interleave, 30 small echoes + 1 large request.
 void register_interleave_benchmarks(const BenchPlan& plan, int round);
 /// bench/sparse_bench.cpp: BM_Sparse, one request every 10 ms.

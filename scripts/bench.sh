@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the whole benchmark suite (BENCH.md) and writes its report:
 #   1. build/bin/spinrpc-bench (Google Benchmark): pipe floors, echo, echo
-#      against tsgo, interleave, sparse, slow server, worst case,
+#      against tsgo, transports (stdio, socket, FIFO), interleave, sparse,
+#      slow server, worst case,
 #      oversubscribed; every workload under spin off / fixed / adaptive,
 #      rounds alternating;
 #   2. bench/node/echo_latency.mjs: the real TypeScript client against

@@ -2,9 +2,8 @@
 # Runs the whole benchmark suite (BENCH.md) and writes its report:
 #   1. build/bin/spinrpc-bench (Google Benchmark): pipe floors, echo, echo
 #      against tsgo, transports (stdio, socket, FIFO), interleave, sparse,
-#      slow server, worst case,
-#      oversubscribed; every workload under spin off / fixed / adaptive,
-#      rounds alternating;
+#      slow server, worst case, oversubscribed; every workload under spin
+#      off / fixed / adaptive, rounds alternating;
 #   2. bench/node/echo_latency.mjs: the real TypeScript client against
 #      spinrpc-server (server spin off / fixed / adaptive) and tsgo;
 #   3. bench/report.mjs: the tables, ratios and CDF pictures.

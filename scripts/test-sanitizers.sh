@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Runs the test suites under sanitizers (docs/HARDENING.md, "Sanitizers"):
+#  1. ASan + UBSan (g++, -fno-sanitize-recover=all): everything built into
+#     build-asan/, the whole ctest suite, then the node interop suite with
+#     the ASan spinrpc-server as the server under test. Any ASan or UBSan
+#     report, leaks included, fails the run: every spawned server and peer
+#     inherits ASAN_OPTIONS/UBSAN_OPTIONS, and its report changes its exit
+#     status and stderr, which the tests compare.
+#  2. TSan (g++): the suites where more than one thread touches shared state
+#     (tests/channel and tests/spin: writer threads that dribble bytes into
+#     the pipe a channel reads; tests/server: the hang-guard thread) built
+#     into build-tsan/ and run.
+# Runs every step even if one fails; exits non-zero if any failed.
+#   SPINRPC_ASAN_BUILD_DIR  (default: <repo>/build-asan)
+#   SPINRPC_TSAN_BUILD_DIR  (default: <repo>/build-tsan)
+#   SPINRPC_SKIP_INTEROP    set to 1 to skip the node interop suite
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+ASAN_DIR="${SPINRPC_ASAN_BUILD_DIR:-$ROOT/build-asan}"
+TSAN_DIR="${SPINRPC_TSAN_BUILD_DIR:-$ROOT/build-tsan}"
+
+# configure_and_build DIR FLAGS [SUITES]: a fresh configure writes the cache
+# once (SUITES narrows SPINRPC_TEST_SUITES; without it, every suite); later
+# runs only rebuild what changed.
+configure_and_build() {
+  local dir="$1" flags="$2"
+  local suites=()
+  [[ $# -ge 3 ]] && suites=(-DSPINRPC_TEST_SUITES="$3")
+  if [[ ! -f "$dir/CMakeCache.txt" ]]; then
+    cmake -S "$ROOT" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DCMAKE_CXX_COMPILER=g++ -DCMAKE_CXX_FLAGS="$flags" \
+      -DCMAKE_EXE_LINKER_FLAGS="$flags" -DSPINRPC_BUILD_BENCH=OFF "${suites[@]}"
+  else
+    cmake -S "$ROOT" -B "$dir"
+  fi
+  cmake --build "$dir"
+}
+
+failed=()
+
+echo "== ASan + UBSan build ($ASAN_DIR)"
+ASAN_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+if configure_and_build "$ASAN_DIR" "$ASAN_FLAGS"; then
+  (
+    # exitcode 86/87: a sanitizer report is never mistaken for an expected exit 1.
+    export ASAN_OPTIONS="detect_leaks=1:exitcode=86:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1"
+    export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:exitcode=87"
+    export LSAN_OPTIONS="exitcode=86"
+    status=0
+    echo "== ctest under ASan + UBSan"
+    ctest --test-dir "$ASAN_DIR" --output-on-failure || status=1
+    if [[ "${SPINRPC_SKIP_INTEROP:-0}" != 1 ]]; then
+      echo "== npm test (tests/interop) against the ASan spinrpc-server"
+      (cd "$ROOT/tests/interop" && SPINRPC_SERVER="$ASAN_DIR/bin/spinrpc-server" npm test) || status=1
+    fi
+    exit "$status"
+  ) || failed+=("asan")
+else
+  failed+=("asan build")
+fi
+
+echo "== TSan build ($TSAN_DIR)"
+TSAN_FLAGS="-fsanitize=thread -fno-omit-frame-pointer"
+if configure_and_build "$TSAN_DIR" "$TSAN_FLAGS" "channel;spin;server;peers"; then
+  echo "== ctest under TSan (channel, spin, server)"
+  (
+    export TSAN_OPTIONS="halt_on_error=1:exitcode=88:second_deadlock_stack=1"
+    ctest --test-dir "$TSAN_DIR" --output-on-failure
+  ) || failed+=("tsan")
+else
+  failed+=("tsan build")
+fi
+
+if ((${#failed[@]})); then
+  echo "test-sanitizers.sh: FAILED: ${failed[*]}" >&2
+  exit 1
+fi
+echo "test-sanitizers.sh: all sanitizer runs passed"

@@ -1,0 +1,164 @@
+// Writes the fuzz targets' seed corpora: tests/fuzz/corpus/<target>/seed-*.
+//
+//   node tests/fuzz/make_corpus.mjs
+//
+// Every malformed and EOF case of PROTOCOL.md ("Framing", "Ends and
+// errors"), of tests/interop/conformance.test.mjs and of
+// tests/protocol/frame_decoder_test.cpp, well-formed frames in every header
+// encoding, and, for the server, request streams that drive the Call path of
+// tests/fuzz/server_serve_fuzz.cpp's handlers. Files are small (under 2 KiB).
+// Regenerating replaces the seed-* files and keeps everything else (crash-*
+// files, which are findings kept as regression tests).
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+// ── frame builders (PROTOCOL.md, "Framing") ──────────────────────────
+const T = { Request: 1, CallResponse: 2, CallError: 3, Response: 4, Error: 5, Call: 6 };
+const buf = (x) => (Buffer.isBuffer(x) ? x : typeof x === "string" ? Buffer.from(x, "utf8") : Buffer.from(x));
+const bytes = (...parts) => Buffer.concat(parts.map(buf));
+const bin8 = (x) => { const b = buf(x); return bytes([0xc4, b.length], b); };
+const bin16 = (x) => { const b = buf(x); return bytes([0xc5, b.length >> 8, b.length & 0xff], b); };
+const bin32 = (x) => { const b = buf(x); const h = Buffer.alloc(5); h[0] = 0xc6; h.writeUInt32BE(b.length, 1); return bytes(h, b); };
+const bin32Header = (n) => { const h = Buffer.alloc(5); h[0] = 0xc6; h.writeUInt32BE(n, 1); return h; };
+// The smallest header, as writers emit it.
+const bin = (x) => { const b = buf(x); return b.length < 256 ? bin8(b) : b.length < 65536 ? bin16(b) : bin32(b); };
+const frame = (type, name, payload) => bytes([0x93, type], bin(name), bin(payload));
+const request = (method, payload) => frame(T.Request, method, payload);
+const callResponse = (name, payload) => frame(T.CallResponse, name, payload);
+const callError = (name, message) => frame(T.CallError, name, message);
+const ECHO = [...Buffer.from("echo")];
+const pseudo = (n, seed = 7) => { const b = Buffer.alloc(n); let x = seed; for (let i = 0; i < n; i++) { x = (x * 1103515245 + 12345) >>> 0; b[i] = x >>> 24; } return b; };
+
+// ── cases both targets get: single frames, malformed bytes, EOF points ──
+const framing = [];
+const add = (list, name, input) => list.push([name, bytes(input)]);
+
+for (const first of [0x92, 0x94, 0x90, 0x80, 0xdc, 0x00, 0x05, 0x7f, 0xc4, 0xff]) {
+  add(framing, `first-byte-${hex(first)}`, [first, 1, 0xc4, 0, 0xc4, 0]);
+}
+add(framing, "first-byte-0x92-alone", [0x92]);
+for (const t of [0, 7, 9, 0x7f]) add(framing, `unknown-type-${t}`, bytes([0x93, t, 0xc4, 4], ECHO, [0xc4, 0]));
+add(framing, "type-9-then-eof", [0x93, 9]);
+for (const t of [0, 9, 0x80, 0xff]) add(framing, `uint8-type-${hex(t)}`, [0x93, 0xcc, t, 0xc4, 0, 0xc4, 0]);
+for (const m of [0xcd, 0xce, 0xcf, 0xd0, 0xd1, 0xca, 0xcb, 0xc0, 0xc2, 0xc3, 0xe0, 0xff, 0x80, 0x90, 0xa1, 0xc4]) {
+  add(framing, `type-marker-${hex(m)}`, [0x93, m, 0, 1, 0xc4, 0, 0xc4, 0]);
+}
+add(framing, "type-marker-0xcd-then-eof", [0x93, 0xcd]);
+for (const [what, mk] of [["fixstr-0xa4", [0xa4, ...ECHO]], ["fixstr-empty-0xa0", [0xa0]], ["str8-0xd9", [0xd9, 4, ...ECHO]],
+  ["str16-0xda", [0xda, 0, 4, ...ECHO]], ["str32-0xdb", [0xdb, 0, 0, 0, 4, ...ECHO]], ["nil-0xc0", [0xc0]], ["true-0xc3", [0xc3]],
+  ["fixarray-0x90", [0x90]], ["ext8-0xc7", [0xc7, 1, 1, 0]], ["fixint-0x04", [0x04]]]) {
+  add(framing, `name-is-${what}`, bytes([0x93, 1], mk, [0xc4, 0]));
+  add(framing, `payload-is-${what}`, bytes([0x93, 1, 0xc4, 4], ECHO, mk));
+}
+add(framing, "str-name-then-eof", [0x93, 1, 0xa4]);
+add(framing, "first-error-in-wire-order", [0x93, 0x09, 0xa4]);
+add(framing, "str8-name-before-str-payload", [0x93, 0x01, 0xd9, 0x00, 0xa4]);
+const E = ECHO;
+for (const [name, inp] of [
+  ["empty", []], ["0x93", [0x93]], ["0x93-01", [0x93, 1]], ["0x93-cc", [0x93, 0xcc]],
+  ["name-marker-no-length", [0x93, 1, 0xc4]], ["name-bin8-4-no-bytes", [0x93, 1, 0xc4, 4]],
+  ["name-bin8-4-2-bytes", [0x93, 1, 0xc4, 4, E[0], E[1]]], ["name-bin8-4-3-bytes", [0x93, 1, 0xc4, 4, E[0], E[1], E[2]]],
+  ["full-name-no-payload-marker", [0x93, 1, 0xc4, 4, ...E]], ["payload-marker-no-length", [0x93, 1, 0xc4, 4, ...E, 0xc4]],
+  ["payload-bin8-1-no-byte", [0x93, 1, 0xc4, 4, ...E, 0xc4, 1]], ["payload-bin8-2-1-byte", [0x93, 1, 0xc4, 4, ...E, 0xc4, 2, 0x41]],
+  ["name-bin16-marker-no-length", [0x93, 1, 0xc5]], ["name-bin16-half-length", [0x93, 1, 0xc5, 0]],
+  ["name-bin32-3-of-4-length", [0x93, 1, 0xc6, 0, 0, 0]], ["name-bin32-marker-no-length", [0x93, 1, 0xc6]],
+  ["payload-bin16-half-length", [0x93, 1, 0xc4, 4, ...E, 0xc5, 0]], ["payload-bin16-256-no-bytes", [0x93, 1, 0xc4, 4, ...E, 0xc5, 1, 0]],
+  ["payload-bin16-256-255-bytes", [0x93, 1, 0xc4, 4, ...E, 0xc5, 1, 0, ...Buffer.alloc(255, 0x61)]],
+  ["payload-bin32-1-of-4-length", [0x93, 1, 0xc4, 4, ...E, 0xc6, 0]],
+  ["payload-bin32-1MiB-3-bytes", [0x93, 1, 0xc4, 4, ...E, 0xc6, 0, 0x10, 0, 0, 1, 2, 3]],
+  ["payload-bin32-1MiB-no-bytes", [0x93, 1, 0xc4, 4, ...E, 0xc6, 0, 0x10, 0, 0]],
+]) {
+  add(framing, `eof-${name}`, inp);
+}
+// Limits (PROTOCOL.md: "a length beyond a configurable limit is refused").
+add(framing, "limit-payload-bin32-0xffffffff", bytes([0x93, 1, 0xc4, 4], E, bin32Header(0xffffffff)));
+add(framing, "limit-payload-bin32-256MiB-plus-1", bytes([0x93, 1, 0xc4, 4], E, bin32Header(256 * 1024 * 1024 + 1), [1, 2, 3]));
+add(framing, "limit-payload-bin32-exactly-256MiB-frame", bytes([0x93, 1, 0xc4, 0], bin32Header(256 * 1024 * 1024 - 9)));
+add(framing, "limit-name-bin32-0xffffffff", bytes([0x93, 1], bin32Header(0xffffffff)));
+add(framing, "limit-name-bin16-0xffff", [0x93, 1, 0xc5, 0xff, 0xff]);
+// Well-formed frames in every encoding.
+add(framing, "echo-hi", request("echo", "hi"));
+add(framing, "echo-empty", request("echo", ""));
+add(framing, "echo-bytes-0-255", request("echo", Buffer.from(Array.from({ length: 256 }, (_, i) => i))));
+add(framing, "echo-300-bytes-bin16", request("echo", pseudo(300)));
+add(framing, "uint8-type-0xcc-0x01", bytes([0x93, 0xcc, 1], bin8("echo"), bin8("u8")));
+add(framing, "name-and-payload-bin16", bytes([0x93, 1], bin16("echo"), bin16("b16")));
+add(framing, "name-and-payload-bin32", bytes([0x93, 1], bin32("echo"), bin32("b32")));
+add(framing, "empty-payload-bin16-then-bin32", bytes([0x93, 1], bin8("echo"), bin16(""), [0x93, 1], bin8("echo"), bin32("")));
+for (const [t, n] of Object.entries(T).map(([k, v]) => [v, k])) add(framing, `type-${t}-${n}`, frame(t, "m", "p"));
+add(framing, "two-frames", bytes(request("echo", "a"), request("echo", "b")));
+add(framing, "frame-then-garbage", bytes(request("echo", "a"), [0x92, 0xff, 0xa4]));
+
+// ── server streams: sessions, and the Call path of the fuzz handlers ──
+const streams = [];
+const echoReq = (p) => request("echo", p);
+add(streams, "echo-then-0x93", bytes(echoReq("x"), [0x93]));
+add(streams, "echo-then-half-bin16-length", bytes(echoReq("x"), [0x93, 1, 0xc4, 4, ...E, 0xc5, 0]));
+add(streams, "echo-then-2-of-4-name-bytes", bytes(echoReq("x"), [0x93, 1, 0xc4, 4, E[0], E[1]]));
+add(streams, "three-echoes-then-truncated-payload", bytes(echoReq("1"), echoReq("2"), echoReq("3"), [0x93, 1, 0xc4, 4, ...E], bin32Header(1 << 20), pseudo(200)));
+add(streams, "echo-then-limit", bytes(echoReq("ok"), [0x93, 1, 0xc4, 4, ...E], bin32Header(0xffffffff)));
+for (const t of [2, 3]) {
+  add(streams, `type-${t}-no-call-open`, frame(t, "", ""));
+  add(streams, `type-${t}-readFile-no-call-open`, frame(t, "readFile", '{"content":"x"}'));
+  add(streams, `type-${t}-after-echo`, bytes(echoReq("one"), frame(t, "echo", "")));
+}
+for (const t of [4, 5, 6]) add(streams, `type-${t}-after-echo`, bytes(echoReq("A"), frame(t, "", "")));
+add(streams, "empty-method", request("", ""));
+add(streams, "empty-method-after-echo", bytes(echoReq("a"), request("", ""), echoReq("b")));
+add(streams, "unknown-method-then-echo", bytes(request('a"b', ""), echoReq("after")));
+add(streams, "unknown-method-odd-bytes", bytes(request(Buffer.from([0xff, 0x41, 0x0a, 0x7f, 0xe2, 0x80, 0xa8]), ""), echoReq("z")));
+add(streams, "mixed-builtins", bytes(echoReq("a"), request("initialize", "null"), request("nope", "{}"),
+  request("getServerTiming", ""), request("resetServerTiming", ""), request("getChannelStats", ""), echoReq("z")));
+add(streams, "timing-ring", bytes(...["1", "2", "3", "4", "5", "6"].map(echoReq), request("x\ny", ""), request("getServerTiming", "")));
+add(streams, "many-small-echoes", bytes(...Array.from({ length: 40 }, (_, i) => echoReq(`#${i}`))));
+add(streams, "echoes-growing", bytes(...[10, 100, 300, 1000].map((n, i) => echoReq(pseudo(n, i + 1)))));
+// The Call path.
+const cb = (payload) => request("callback", payload);
+add(streams, "callback-response", bytes(cb("readFile /a.ts"), callResponse("readFile", "contents"), echoReq("after")));
+add(streams, "callback-error", bytes(cb("readFile /missing.ts"), callError("readFile", "no such file"), echoReq("after")));
+add(streams, "callback-wrong-name", bytes(cb("readFile /a.ts"), callResponse("realpath", "x"), echoReq("after")));
+add(streams, "callback-stray-response", bytes(cb("readFile /a.ts"), frame(T.Response, "readFile", "x"), echoReq("after")));
+add(streams, "callback-stray-request", bytes(cb("readFile /a.ts"), request("echo", "x"), echoReq("after")));
+add(streams, "callback-eof-between-frames", cb("readFile /a.ts"));
+add(streams, "callback-eof-inside-response", bytes(cb("readFile /a.ts"), [0x93, 2, 0xc4, 8], Buffer.from("read")));
+add(streams, "callback-malformed-response", bytes(cb("readFile /a.ts"), [0x92, 2, 0xc4, 0, 0xc4, 0]));
+add(streams, "callback-big-response", bytes(cb("readFile /big.ts"), callResponse("readFile", pseudo(1500, 3)), echoReq("after")));
+add(streams, "callback-empty-name", bytes(cb(""), callResponse("", "x")));
+const loop = (name) => request("callbackLoop", name);
+add(streams, "callbackLoop-mixed", bytes(loop("readFile"), callResponse("readFile", "a"), callError("readFile", "b"),
+  frame(T.Response, "x", ""), callResponse("readFile", pseudo(400, 5)), echoReq("after")));
+add(streams, "callbackLoop-eof-after-two", bytes(loop("realpath"), callResponse("realpath", "a"), callResponse("realpath", "b")));
+add(streams, "callbackLoop-then-callback", bytes(loop("f"), ...["1", "2", "3", "4"].map((p) => callResponse("f", p)), cb("g x"), callResponse("g", "y")));
+add(streams, "swallow-eof-during-call", request("swallow", "readFile"));
+add(streams, "swallow-malformed-during-call", bytes(request("swallow", "readFile"), [0x92]));
+add(streams, "swallow-answered", bytes(request("swallow", "f"), callResponse("f", "1"), callError("f", "2"), callResponse("g", "3"), echoReq("after")));
+add(streams, "throw-then-echo", bytes(request("throw", "handler failed on purpose"), request("throw", ""), echoReq("after")));
+add(streams, "throwInt-then-echo", bytes(request("throwInt", ""), echoReq("after")));
+for (const p of ["readFile", "realpath", "", "eadFile", "readFile,realpath", ",readFile,", "readFil", "realpathx"]) {
+  add(streams, `hasCallback-${p.replace(/,/g, "_") || "empty"}`, request("hasCallback", p));
+}
+
+// ── write ─────────────────────────────────────────────────────────────
+write("decode_frame", framing);
+write("server_serve", [...framing, ...streams]);
+
+function write(target, list) {
+  const dir = join(here, "corpus", target);
+  mkdirSync(dir, { recursive: true });
+  for (const f of readdirSync(dir)) if (f.startsWith("seed-")) rmSync(join(dir, f));
+  const seen = new Set();
+  for (const [name, input] of list) {
+    if (seen.has(name)) throw new Error(`duplicate case name ${name}`);
+    seen.add(name);
+    if (input.length > 2048) throw new Error(`case ${name} is ${input.length} bytes; keep seeds small`);
+    writeFileSync(join(dir, `seed-${name.replace(/[^A-Za-z0-9._-]/g, "_")}`), input);
+  }
+  console.log(`make_corpus: ${list.length} seeds in tests/fuzz/corpus/${target}/`);
+}
+
+function hex(b) {
+  return "0x" + b.toString(16).padStart(2, "0");
+}

@@ -1,0 +1,278 @@
+// Fuzz target: Server::serve over an FdChannel, fed a whole client byte
+// stream. Single-threaded: the input is written to a memfd that serves as the
+// server's stdin (it reads the bytes, then a real EOF); replies go to a
+// second memfd, or to /dev/null.
+//
+// serve() must end by returning (the client closed between frames) or by
+// throwing ProtocolError or PeerClosed, never anything else, never a crash
+// and never a hang (libFuzzer's -timeout catches that). Beyond that:
+//  - a normal return means the input was nothing but whole frames;
+//  - a ProtocolError's what() is one of tsgo's stderr lines ("api: …" or
+//    "unexpected message type: N"), one line;
+//  - the buffer size is invisible: the same input through a 16-byte buffer
+//    that is given back above 64 bytes (every grow, slide and Hold-retire
+//    path of FdChannel runs) and through the default 64 KiB buffer gives the
+//    same reply bytes and the same ending;
+//  - once a call() into the client failed because the stream did (EOF or
+//    malformed bytes), the session ends with an exception, even when the
+//    handler swallowed it (RequestContext::call's contract).
+//
+// Handlers besides the built-ins make the Call path reachable:
+//   callback       payload "NAME ARGS": reply with the result of Call NAME(ARGS)
+//   callbackLoop   payload "NAME": up to 4 Calls, CallErrors and stray frames caught
+//   swallow        payload "NAME": up to 3 Calls, every exception caught, reply anyway
+//   throw          throws std::runtime_error(payload)
+//   throwInt       throws 42 (not a std::exception)
+//   hasCallback    replies whether the client announced callback <payload>
+#include <fcntl.h>     // ::open, O_WRONLY, O_CLOEXEC, F_DUPFD_CLOEXEC
+#include <sys/mman.h>  // ::memfd_create, MFD_CLOEXEC
+#include <unistd.h>    // ::write, ::lseek, ::read, ::close
+
+#include <chrono>        // std::chrono::microseconds
+#include <cstddef>       // std::byte, std::size_t
+#include <cstdint>       // std::uint8_t
+#include <cstdio>        // std::fprintf
+#include <stdexcept>     // std::runtime_error
+#include <string>        // std::string
+#include <string_view>   // std::string_view
+#include <system_error>  // std::system_error
+#include <vector>        // std::vector
+
+#include "channel/fd_channel.h"
+#include "channel/peer_closed.h"
+#include "fuzz_check.h"
+#include "protocol/frame_decoder.h"
+#include "protocol/protocol_error.h"
+#include "protocol/remote_error.h"
+#include "server/server.h"
+
+namespace {
+
+using spinrpc::ByteView;
+using spinrpc::RequestContext;
+
+// Frames over 1 MiB are refused: fuzz inputs are small, and the default
+// 256 MiB would only make an announced length cost a 256 MiB reservation.
+constexpr std::size_t kMaxMessageBytes = std::size_t{1} << 20;
+
+struct Session {
+  bool call_failed_fatally = false;  // a call() threw PeerClosed or ProtocolError
+};
+
+void add_handlers(spinrpc::Server& server, Session& session) {
+  server.on("callback", [&session](RequestContext& ctx) {
+    const std::string_view payload = ctx.payload_text();
+    const std::size_t space = payload.find(' ');
+    const std::string_view name = payload.substr(0, space);
+    const std::string_view args =
+        space == std::string_view::npos ? std::string_view() : payload.substr(space + 1);
+    try {
+      ctx.reply() = ctx.call(name, args);
+    } catch (const spinrpc::PeerClosed&) {
+      session.call_failed_fatally = true;
+      throw;
+    } catch (const spinrpc::ProtocolError&) {
+      session.call_failed_fatally = true;
+      throw;
+    }
+  });
+  server.on("callbackLoop", [&session](RequestContext& ctx) {
+    // The Request's payload must stay valid across the Calls (FdChannel::Hold).
+    const std::string name(ctx.payload_text());
+    for (int i = 0; i < 4; ++i) {
+      try {
+        ctx.reply() += ctx.call(ctx.payload_text(), std::to_string(i));
+      } catch (const spinrpc::RemoteError& e) {
+        ctx.reply() += e.what();
+      } catch (const spinrpc::PeerClosed&) {
+        session.call_failed_fatally = true;
+        throw;
+      } catch (const spinrpc::ProtocolError&) {
+        session.call_failed_fatally = true;
+        throw;
+      } catch (const std::runtime_error& e) {
+        ctx.reply() += e.what();  // a stray frame: tsgo's "unexpected message while waiting"
+      }
+      FUZZ_CHECK(ctx.payload_text() == name, "the Request's payload survives its Calls");
+    }
+  });
+  server.on("swallow", [&session](RequestContext& ctx) {
+    for (int i = 0; i < 3; ++i) {
+      try {
+        ctx.call(ctx.payload_text(), std::string_view("x"));
+      } catch (const spinrpc::PeerClosed&) {
+        session.call_failed_fatally = true;
+      } catch (const spinrpc::ProtocolError&) {
+        session.call_failed_fatally = true;
+      } catch (...) {
+      }
+    }
+    ctx.reply() = "swallowed";
+  });
+  server.on("throw", [](RequestContext& ctx) -> void {
+    throw std::runtime_error(std::string(ctx.payload_text()));
+  });
+  server.on("throwInt", [](RequestContext&) -> void { throw 42; });
+  server.on("hasCallback", [](RequestContext& ctx) {
+    ctx.reply() = ctx.client_has_callback(ctx.payload_text()) ? "true" : "false";
+  });
+  // The built-in reports read counts, which differ with the buffer size;
+  // still run it, but reply with something that does not.
+  server.on("getChannelStats", [](RequestContext& ctx) {
+    (void)ctx.channel_stats();
+    ctx.reply() = "stats";
+  });
+}
+
+int make_memfd(const char* name) {
+  const int fd = ::memfd_create(name, MFD_CLOEXEC);
+  FUZZ_CHECK(fd >= 0, "memfd_create");
+  return fd;
+}
+
+void write_all(int fd, ByteView bytes) {
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    FUZZ_CHECK(n > 0, "write to a memfd");
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+std::vector<std::byte> read_back(int fd) {
+  std::vector<std::byte> bytes;
+  FUZZ_CHECK(::lseek(fd, 0, SEEK_SET) == 0, "lseek on a memfd");
+  std::byte chunk[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd, chunk, sizeof chunk);
+    FUZZ_CHECK(n >= 0, "read from a memfd");
+    if (n == 0) return bytes;
+    bytes.insert(bytes.end(), chunk, chunk + n);
+  }
+}
+
+struct Run {
+  enum class End { Returned, ProtocolError, PeerClosed } end;
+  std::string message;
+  bool inside_field = false;
+  bool call_failed_fatally = false;
+  std::vector<std::byte> output;  // empty when written to /dev/null
+};
+
+// One whole session: a fresh Server and channel over the input.
+Run serve(ByteView input, spinrpc::ChannelOptions options, bool timing, bool capture) {
+  const int in = make_memfd("fuzz-client-to-server");
+  write_all(in, input);
+  FUZZ_CHECK(::lseek(in, 0, SEEK_SET) == 0, "lseek on a memfd");
+  int out = -1;
+  int out_copy = -1;
+  if (capture) {
+    out = make_memfd("fuzz-server-to-client");
+    out_copy = ::fcntl(out, F_DUPFD_CLOEXEC, 0);
+    FUZZ_CHECK(out_copy >= 0, "dup a memfd");
+  } else {
+    out = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+    FUZZ_CHECK(out >= 0, "open /dev/null");
+  }
+
+  Session session;
+  spinrpc::ServerOptions server_options;
+  server_options.cwd = "/fuzz";
+  server_options.callbacks = {"readFile", "realpath"};
+  server_options.timing = timing;
+  spinrpc::Server server(std::move(server_options));
+  add_handlers(server, session);
+  options.limits.max_message_bytes = kMaxMessageBytes;
+
+  Run run{};
+  {
+    spinrpc::FdChannel channel(spinrpc::UniqueFd(in), spinrpc::UniqueFd(out), options);
+    try {
+      server.serve(channel);
+      run.end = Run::End::Returned;
+    } catch (const spinrpc::ProtocolError& e) {
+      run.end = Run::End::ProtocolError;
+      run.message = e.what();
+    } catch (const spinrpc::PeerClosed& e) {
+      run.end = Run::End::PeerClosed;
+      run.message = e.what();
+      run.inside_field = e.inside_field();
+    } catch (const std::system_error& e) {
+      // Documented for serve(), but a memfd and /dev/null cannot fail: a
+      // system_error here is a bug (a closed or foreign fd, for one).
+      std::fprintf(stderr, "serve threw std::system_error: %s\n", e.what());
+      FUZZ_CHECK(false, "serve never meets an OS failure on memfds");
+    }
+    // Any other exception escapes and ends the process: a finding.
+  }
+  run.call_failed_fatally = session.call_failed_fatally;
+  if (capture) {
+    run.output = read_back(out_copy);
+    ::close(out_copy);
+  }
+  return run;
+}
+
+// Whether `input` is nothing but whole frames (under the same limit).
+bool whole_frames_only(ByteView input) {
+  spinrpc::Limits limits;
+  limits.max_message_bytes = kMaxMessageBytes;
+  while (!input.empty()) {
+    try {
+      const spinrpc::DecodeResult r = spinrpc::decode_frame(input, limits);
+      if (r.status != spinrpc::DecodeResult::Status::Frame) return false;
+      input = input.subspan(r.size_bytes);
+    } catch (const spinrpc::ProtocolError&) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void check_run(const Run& run, ByteView input) {
+  switch (run.end) {
+    case Run::End::Returned:
+      FUZZ_CHECK(whole_frames_only(input), "serve returns only when the input was whole frames");
+      FUZZ_CHECK(!run.call_failed_fatally, "a failed call() ends the session with an exception");
+      break;
+    case Run::End::ProtocolError:
+      FUZZ_CHECK(run.message.rfind("api: ", 0) == 0 ||
+                     run.message.rfind("unexpected message type: ", 0) == 0,
+                 "a ProtocolError from serve is one of tsgo's lines");
+      FUZZ_CHECK(run.message.find('\n') == std::string::npos, "a ProtocolError is one line");
+      break;
+    case Run::End::PeerClosed:
+      FUZZ_CHECK(!run.message.empty() && run.message.find('\n') == std::string::npos,
+                 "a PeerClosed is one line");
+      break;
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const ByteView input(reinterpret_cast<const std::byte*>(data), size);
+
+  spinrpc::ChannelOptions tiny;
+  tiny.initial_buffer_bytes = 16;
+  tiny.retained_buffer_bytes = 64;
+  const Run small = serve(input, tiny, false, true);
+  check_run(small, input);
+
+  const Run big = serve(input, spinrpc::ChannelOptions{}, false, true);
+  check_run(big, input);
+  FUZZ_CHECK(small.output == big.output, "the buffer size does not change the replies");
+  FUZZ_CHECK(small.end == big.end && small.message == big.message &&
+                 small.inside_field == big.inside_field,
+             "the buffer size does not change how the session ends");
+
+  // --timing and a spinning reader: other code, same ending.
+  spinrpc::ChannelOptions spinning = tiny;
+  spinning.spin.budget = std::chrono::microseconds(20);
+  spinning.spin.adaptive = true;
+  const Run timed = serve(input, spinning, true, false);
+  check_run(timed, input);
+  FUZZ_CHECK(timed.end == small.end && timed.message == small.message,
+             "--timing and spinning do not change how the session ends");
+  return 0;
+}

@@ -1,0 +1,227 @@
+#pragma once
+// Helpers for the dead-peer, error-storm and limit tests: real processes on
+// real pipes, files for canned bytes and stderr, and a hang guard.
+
+#include <fcntl.h>   // ::open, O_RDONLY, O_CLOEXEC
+#include <poll.h>    // ::poll
+#include <signal.h>  // ::kill, SIGKILL
+#include <unistd.h>  // ::access, ::getpid, ::read
+
+#include <cerrno>              // errno, EINTR
+#include <chrono>              // std::chrono
+#include <condition_variable>  // std::condition_variable
+#include <cstdio>              // std::remove
+#include <cstdlib>             // std::getenv
+#include <fstream>             // std::ifstream, std::ofstream
+#include <iterator>            // std::istreambuf_iterator
+#include <mutex>               // std::mutex, std::unique_lock
+#include <optional>            // std::optional
+#include <string>              // std::string
+#include <thread>              // std::thread, std::this_thread
+#include <vector>              // std::vector
+
+#include <doctest/doctest.h>
+
+#include "channel/unique_fd.h"
+#include "client-shim/child_process.h"
+#include "protocol/frame.h"
+#include "protocol/frame_encoder.h"
+
+namespace spinrpc::test {
+
+// The hang guard of every wait in these tests: far above anything a healthy
+// run needs, only there so a broken build fails instead of hanging. Never a
+// performance assertion.
+inline constexpr std::chrono::seconds kHangGuard{5};
+
+// An executable in build/bin (SPINRPC_BIN_DIR, set by ctest).
+inline std::string bin_path(const std::string& name) {
+  const char* dir = std::getenv("SPINRPC_BIN_DIR");
+  if (dir == nullptr || *dir == '\0') FAIL("SPINRPC_BIN_DIR is not set: run these tests through ctest");
+  std::string path = std::string(dir) + "/" + name;
+  if (::access(path.c_str(), X_OK) != 0) FAIL(name << " is not built at " << path);
+  return path;
+}
+
+// A file in the temporary directory, removed on destruction.
+class TempFile {
+ public:
+  explicit TempFile(const std::string& tag) {
+    static int counter = 0;
+    const char* tmp = std::getenv("TMPDIR");
+    path_ = std::string(tmp && *tmp ? tmp : "/tmp") + "/spinrpc-server-test-" +
+            std::to_string(::getpid()) + "-" + std::to_string(++counter) + "-" + tag;
+  }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  ~TempFile() { std::remove(path_.c_str()); }
+
+  const std::string& path() const { return path_; }
+  void write(const std::vector<std::byte>& bytes) const {
+    std::ofstream out(path_, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    REQUIRE(out.good());
+  }
+  std::string read() const {
+    std::ifstream in(path_, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  }
+
+ private:
+  std::string path_;
+};
+
+// Frames as a client writes them.
+inline std::vector<std::byte> frame_bytes(MessageType type, std::string_view name,
+                                          std::string_view payload) {
+  std::vector<std::byte> out;
+  append_frame(out, type, as_bytes(name), as_bytes(payload));
+  return out;
+}
+
+inline std::vector<std::byte> concat(std::initializer_list<std::vector<std::byte>> parts) {
+  std::vector<std::byte> out;
+  for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
+  return out;
+}
+
+inline std::vector<std::byte> raw(std::initializer_list<int> values) {
+  std::vector<std::byte> out;
+  for (int v : values) out.push_back(static_cast<std::byte>(v));
+  return out;
+}
+
+inline UniqueFd open_dev_null(int flags) {
+  const int fd = ::open("/dev/null", flags | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  return UniqueFd(fd);
+}
+
+// `executable args...` with the given stdin and stdout, its stderr going to
+// `stderr_file`: through sh, which execs it, so the pid is the executable's.
+inline ChildProcess spawn_with_stderr(const std::string& executable,
+                                      const std::vector<std::string>& args, int stdin_fd,
+                                      int stdout_fd, const TempFile& stderr_file) {
+  // $0 is the executable, $1 the stderr file, the rest its arguments.
+  std::vector<std::string> sh_args{"-c", "err=$1; shift; exec \"$0\" \"$@\" 2>\"$err\"",
+                                   executable, stderr_file.path()};
+  sh_args.insert(sh_args.end(), args.begin(), args.end());
+  return ChildProcess::spawn("sh", sh_args, stdin_fd, stdout_fd);
+}
+
+// A client process: writes `file` to its stdout, then sleeps, holding its
+// fds open, until it is killed. Its stdin is `stdin_fd`, which it never reads.
+inline ChildProcess spawn_stalling_client(const TempFile& file, int stdin_fd, int stdout_fd) {
+  return ChildProcess::spawn("sh", {"-c", "cat \"$0\" && exec sleep 60", file.path()}, stdin_fd,
+                             stdout_fd);
+}
+
+// Field `index` (1-based, after the "(comm)") of /proc/PID/stat, or "" once
+// the process is gone.
+inline std::string proc_stat_field(int pid, int index) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(in, line)) return {};
+  const std::size_t close = line.rfind(')');
+  if (close == std::string::npos) return {};
+  std::size_t at = close + 2;  // field 3 (state) starts here
+  for (int field = 3; field < index; ++field) {
+    at = line.find(' ', at);
+    if (at == std::string::npos) return {};
+    ++at;
+  }
+  return line.substr(at, line.find(' ', at) - at);
+}
+
+inline std::string read_proc_text(int pid, const char* entry) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/" + entry);
+  std::string text;
+  std::getline(in, text);
+  return text;
+}
+
+// Polls `ready` every millisecond until it holds or the hang guard runs out;
+// returns whether it held.
+template <class F>
+bool eventually(F&& ready) {
+  const auto deadline = std::chrono::steady_clock::now() + kHangGuard;
+  while (!ready()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
+// The process has exec'ed `name` (its comm), e.g. a stalling client that
+// has written everything and now sleeps.
+inline bool runs(int pid, const std::string& name) { return read_proc_text(pid, "comm") == name; }
+
+// The process is dead and waits to be reaped (state Z).
+inline bool is_zombie(int pid) { return proc_stat_field(pid, 3) == "Z"; }
+
+// Kills `pid` with SIGKILL if the guarded scope is still running after
+// kHangGuard, so a call blocked on that process returns (with the wrong
+// outcome) instead of hanging the suite; fired() then says so.
+class HangGuard {
+ public:
+  explicit HangGuard(int pid) : pid_(pid), thread_([this] { run(); }) {}
+  HangGuard(const HangGuard&) = delete;
+  HangGuard& operator=(const HangGuard&) = delete;
+  ~HangGuard() { stop(); }
+
+  // Ends the guard; returns whether it had fired.
+  bool stop() {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      done_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable()) thread_.join();
+    return fired_;
+  }
+
+ private:
+  void run() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (!wake_.wait_for(lock, kHangGuard, [this] { return done_; })) {
+      fired_ = true;
+      ::kill(pid_, SIGKILL);
+    }
+  }
+
+  int pid_;                       // the process to kill; an unreaped child of ours
+  std::mutex mutex_;              // guards done_
+  std::condition_variable wake_;  // signalled by stop()
+  bool done_ = false;             // the guarded scope ended
+  bool fired_ = false;            // written by the thread before it ends
+  std::thread thread_;            // last: starts once the rest is set up
+};
+
+}  // namespace spinrpc::test
+
+namespace spinrpc::test {
+
+// Everything left to read from `fd` up to EOF, or std::nullopt if no EOF
+// came within the hang guard (some process still holds the write end).
+inline std::optional<std::string> read_to_eof(int fd) {
+  std::string text;
+  const auto deadline = std::chrono::steady_clock::now() + kHangGuard;
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return std::nullopt;
+    pollfd p{fd, POLLIN, 0};
+    const int ready = ::poll(&p, 1, static_cast<int>(left.count()));
+    if (ready < 0 && errno == EINTR) continue;
+    REQUIRE(ready >= 0);
+    if (ready == 0) return std::nullopt;
+    char chunk[65536];
+    const ssize_t n = ::read(fd, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    REQUIRE(n >= 0);
+    if (n == 0) return text;
+    text.append(chunk, static_cast<std::size_t>(n));
+  }
+}
+
+}  // namespace spinrpc::test

@@ -106,7 +106,7 @@ class FdChannel {
   }
 
   /// The reader's counters and spin policy (SPIN.md, "What the channel reports").
-  ChannelStats stats() const { return reader_.stats(); }
+  const ChannelStats& stats() const noexcept { return reader_.stats(); }
 
   /// The borrowed descriptors (owned by this channel).
   int in_fd() const noexcept { return in_.get(); }

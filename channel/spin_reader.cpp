@@ -26,6 +26,10 @@ SpinReader::SpinReader(int fd, SpinPolicy policy)
   found_nonblocking_ = (flags & O_NONBLOCK) != 0;
   nonblocking_ = found_nonblocking_;
   set_nonblocking(policy_.budget.count() > 0);
+  stats_.budget = policy_.budget;
+  stats_.adaptive = policy_.adaptive;
+  stats_.spinning = policy_.budget.count() > 0;
+  stats_.budget_reason = policy_.reason;
 }
 
 SpinReader::SpinReader(SpinReader&& other) noexcept
@@ -126,7 +130,7 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len) {
     if (n >= 0) {
       const Clock::duration waited = Clock::now() - start;
       ++stats_.spin_hits;
-      spun_ += waited;
+      add_spin_time(waited);
       end_wait(waited);
       return static_cast<std::size_t>(n);
     }
@@ -154,7 +158,7 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len) {
   }
   // Branch: budget spent or CPU contended; block until bytes arrive.
   ++stats_.spin_misses;
-  spun_ += Clock::now() - start;
+  add_spin_time(Clock::now() - start);
   const std::size_t n = blocking_read(buf, len);
   end_wait(Clock::now() - start);
   return n;
@@ -162,20 +166,16 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len) {
 
 void SpinReader::end_wait(Clock::duration wait) {
   const bool spin = controller_.after_wait(wait);
+  stats_.suspensions = controller_.suspensions();
+  stats_.resumptions = controller_.resumptions();
+  stats_.spinning = spin;
   if (spin != nonblocking_) set_nonblocking(spin);
 }
 
-ChannelStats SpinReader::stats() const {
-  ChannelStats stats = stats_;
-  stats.suspensions = controller_.suspensions();
-  stats.resumptions = controller_.resumptions();
-  stats.spin_us = static_cast<std::uint64_t>(
+void SpinReader::add_spin_time(Clock::duration spun) noexcept {
+  spun_ += spun;
+  stats_.spin_us = static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::microseconds>(spun_).count());
-  stats.budget = policy_.budget;
-  stats.adaptive = policy_.adaptive;
-  stats.spinning = policy_.budget.count() > 0 && controller_.spinning();
-  stats.budget_reason = policy_.reason;
-  return stats;
 }
 
 }  // namespace spinrpc

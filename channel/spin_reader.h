@@ -53,8 +53,9 @@ class SpinReader {
     deadline_ = deadline;
   }
 
-  /// The counters so far and the policy in force.
-  ChannelStats stats() const;
+  /// The counters so far and the policy in force, kept current on every
+  /// wait (reading them allocates nothing). Valid while this reader lives.
+  const ChannelStats& stats() const noexcept { return stats_; }
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -62,6 +63,7 @@ class SpinReader {
   long try_read(std::byte* buf, std::size_t len);
   std::size_t blocking_read(std::byte* buf, std::size_t len);
   void end_wait(Clock::duration wait);
+  void add_spin_time(Clock::duration spun) noexcept;
   void wait_readable_until(Clock::time_point deadline);
   void set_nonblocking(bool on);
   void restore_flags() noexcept;
@@ -71,7 +73,7 @@ class SpinReader {
   SpinPolicy policy_;                   // read once at start-up
   AdaptiveSpinController controller_;  // pure adaptive rule
   bool nonblocking_ = false;            // O_NONBLOCK currently set on fd_
-  ChannelStats stats_;                  // counters; policy fields filled in stats()
+  ChannelStats stats_;                  // counters and policy, always current
   Clock::duration spun_{};              // total time spent spinning
   std::optional<Clock::time_point> deadline_;  // see set_deadline()
 };

@@ -4,8 +4,14 @@
 
 namespace spinrpc {
 
-std::string to_json(const ChannelStats& s) {
-  std::string json = "{";
+std::string to_json(const ChannelStats& stats) {
+  std::string json;
+  append_json(json, stats);
+  return json;
+}
+
+void append_json(std::string& json, const ChannelStats& s) {
+  json += '{';
   const auto field = [&](const char* name, std::uint64_t value) {
     json += '"';
     json += name;
@@ -30,7 +36,6 @@ std::string to_json(const ChannelStats& s) {
   json += R"(,"budget_reason":)";
   append_json_string(json, s.budget_reason);
   json += '}';
-  return json;
 }
 
 }  // namespace spinrpc

@@ -11,5 +11,7 @@ namespace spinrpc {
 /// "spinning", "budget_reason"). getChannelStats answers with it and
 /// --stats prints it.
 std::string to_json(const ChannelStats& stats);
+/// The same JSON appended to `out`: no allocation once `out` has the room.
+void append_json(std::string& out, const ChannelStats& stats);
 
 }  // namespace spinrpc

@@ -46,7 +46,7 @@ std::string_view RequestContext::call(std::string_view callback, std::string_vie
   return as_text(call(callback, as_bytes(arguments)));
 }
 
-ChannelStats RequestContext::channel_stats() const { return channel_->stats(); }
+const ChannelStats& RequestContext::channel_stats() const noexcept { return channel_->stats(); }
 
 bool RequestContext::client_has_callback(std::string_view name) const noexcept {
   if (callbacks_ == nullptr || name.empty()) return false;

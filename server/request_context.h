@@ -35,7 +35,7 @@ class RequestContext {
   std::string_view call(std::string_view callback, std::string_view arguments);
 
   /// The channel's spin counters so far (SPIN.md, "What the channel reports").
-  ChannelStats channel_stats() const;
+  const ChannelStats& channel_stats() const noexcept;
 
   /// Whether the client announced callback `name` with --callbacks=.
   bool client_has_callback(std::string_view name) const noexcept;

@@ -50,7 +50,7 @@ Server::Server(ServerOptions options) : options_(std::move(options)), timing_(op
 
   on("echo", [](RequestContext& ctx) { ctx.reply_view(ctx.payload()); });
   // Not tsgo's: the spin counters of this server's reader (SPIN.md).
-  on("getChannelStats", [](RequestContext& ctx) { ctx.reply() = to_json(ctx.channel_stats()); });
+  on("getChannelStats", [](RequestContext& ctx) { append_json(ctx.reply(), ctx.channel_stats()); });
   // initialize ignores its payload (tsgo answers null, {} and empty alike).
   on("initialize", [reply = initialize_reply(options_)](RequestContext& ctx) {
     ctx.reply_view(as_bytes(reply));

@@ -1,0 +1,98 @@
+// No heap allocation per small request or reply in steady state, in the
+// server (issue 3): Server::serve on one thread and a client FdChannel on
+// another, over real pipes, with a counting replacement of operator new.
+// Its own executable: the replacement counts for the whole process.
+#include <atomic>     // std::atomic
+#include <cstdlib>    // std::malloc, std::free
+#include <new>        // std::bad_alloc, std::nothrow_t
+#include <string>     // std::string
+#include <thread>     // std::thread
+
+#include <doctest/doctest.h>
+
+#include "channel/fd_channel.h"
+#include "channel/pipe.h"
+#include "server/server.h"
+
+namespace {
+std::atomic<bool> g_counting{false};
+std::atomic<std::size_t> g_allocations{0};
+
+void* counted(std::size_t size) {
+  if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc();
+}
+}  // namespace
+
+// Every plain form is replaced, so a sanitizer's versions never meet ours;
+// out of line, so GCC does not see malloc meet a new expression.
+[[gnu::noinline]] void* operator new(std::size_t size) { return counted(size); }
+[[gnu::noinline]] void* operator new[](std::size_t size) { return counted(size); }
+[[gnu::noinline]] void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
+  try {
+    return counted(size);
+  } catch (...) {
+    return nullptr;
+  }
+}
+[[gnu::noinline]] void* operator new[](std::size_t size, const std::nothrow_t& tag) noexcept {
+  return operator new(size, tag);
+}
+[[gnu::noinline]] void operator delete(void* p) noexcept { std::free(p); }
+[[gnu::noinline]] void operator delete[](void* p) noexcept { std::free(p); }
+[[gnu::noinline]] void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+[[gnu::noinline]] void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+[[gnu::noinline]] void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+[[gnu::noinline]] void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
+
+namespace {
+
+using namespace std::chrono_literals;
+using spinrpc::FdChannel;
+using spinrpc::MessageType;
+
+// One request and its reply, checked; returns nothing so nothing is kept.
+void exchange(FdChannel& client, std::string_view method, std::string_view payload, MessageType expected) {
+  client.write_frame(MessageType::Request, spinrpc::as_bytes(method), spinrpc::as_bytes(payload));
+  const spinrpc::FrameView reply = client.read_frame();
+  REQUIRE(reply.type == expected);
+  REQUIRE(reply.name_text() == method);
+  if (method == "echo") REQUIRE(reply.payload_text() == payload);
+}
+
+TEST_CASE("Server allocates nothing per small request once warmed up, spinning or not") {
+  for (const auto budget : {0us, 100us}) {
+    CAPTURE(budget.count());
+    auto requests = spinrpc::make_pipe();
+    auto replies = spinrpc::make_pipe();
+    spinrpc::ChannelOptions options;
+    options.spin = spinrpc::SpinPolicy{budget, true, "test"};
+    FdChannel server_channel(std::move(requests.read_end), std::move(replies.write_end), options);
+    FdChannel client(std::move(replies.read_end), std::move(requests.write_end), options);
+
+    spinrpc::Server server({.cwd = "/src", .callbacks = {}, .timing = true});
+    std::thread serving([&] { server.serve(server_channel); });
+
+    const auto round = [&] {
+      exchange(client, "echo", "sixteen bytes!!!", MessageType::Response);
+      exchange(client, "echo", "", MessageType::Response);
+      exchange(client, "initialize", "null", MessageType::Response);
+      exchange(client, "getServerTiming", "", MessageType::Response);
+      exchange(client, "getChannelStats", "", MessageType::Response);
+      exchange(client, "noSuchMethod", "{}", MessageType::Error);
+    };
+    for (int i = 0; i < 50; ++i) round();  // warm-up: buffers reach their size
+
+    g_allocations = 0;
+    g_counting = true;
+    for (int i = 0; i < 1000; ++i) round();
+    g_counting = false;
+    CHECK(g_allocations.load() == 0);
+
+    client = FdChannel(spinrpc::make_pipe().read_end, spinrpc::UniqueFd());  // EOF to the server
+    serving.join();
+  }
+}
+
+}  // namespace

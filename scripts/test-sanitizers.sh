@@ -8,8 +8,9 @@
 #     status and stderr, which the tests compare.
 #  2. TSan (g++): the suites where more than one thread touches shared state
 #     (tests/channel and tests/spin: writer threads that dribble bytes into
-#     the pipe a channel reads; tests/server: the hang-guard thread) built
-#     into build-tsan/ and run.
+#     the pipe a channel reads; tests/server: the hang-guard thread;
+#     tests/transport: the servers it spawns run an Asio signal thread and,
+#     on a socket, an acceptor thread) built into build-tsan/ and run.
 # Runs every step even if one fails; exits non-zero if any failed.
 #   SPINRPC_ASAN_BUILD_DIR  (default: <repo>/build-asan)
 #   SPINRPC_TSAN_BUILD_DIR  (default: <repo>/build-tsan)
@@ -21,18 +22,19 @@ ASAN_DIR="${SPINRPC_ASAN_BUILD_DIR:-$ROOT/build-asan}"
 TSAN_DIR="${SPINRPC_TSAN_BUILD_DIR:-$ROOT/build-tsan}"
 
 # configure_and_build DIR FLAGS [SUITES]: a fresh configure writes the cache
-# once (SUITES narrows SPINRPC_TEST_SUITES; without it, every suite); later
-# runs only rebuild what changed.
+# once; later runs only rebuild what changed. SUITES narrows
+# SPINRPC_TEST_SUITES; without it the cached value is dropped, so every
+# suite the tree has now is built, also in an old build directory.
 configure_and_build() {
   local dir="$1" flags="$2"
-  local suites=()
+  local suites=(-USPINRPC_TEST_SUITES)
   [[ $# -ge 3 ]] && suites=(-DSPINRPC_TEST_SUITES="$3")
   if [[ ! -f "$dir/CMakeCache.txt" ]]; then
     cmake -S "$ROOT" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       -DCMAKE_CXX_COMPILER=g++ -DCMAKE_CXX_FLAGS="$flags" \
       -DCMAKE_EXE_LINKER_FLAGS="$flags" -DSPINRPC_BUILD_BENCH=OFF "${suites[@]}"
   else
-    cmake -S "$ROOT" -B "$dir"
+    cmake -S "$ROOT" -B "$dir" "${suites[@]}"
   fi
   cmake --build "$dir"
 }
@@ -62,8 +64,8 @@ fi
 
 echo "== TSan build ($TSAN_DIR)"
 TSAN_FLAGS="-fsanitize=thread -fno-omit-frame-pointer"
-if configure_and_build "$TSAN_DIR" "$TSAN_FLAGS" "channel;spin;server;peers"; then
-  echo "== ctest under TSan (channel, spin, server)"
+if configure_and_build "$TSAN_DIR" "$TSAN_FLAGS" "channel;spin;server;transport;peers"; then
+  echo "== ctest under TSan (channel, spin, server, transport)"
   (
     export TSAN_OPTIONS="halt_on_error=1:exitcode=88:second_deadlock_stack=1"
     ctest --test-dir "$TSAN_DIR" --output-on-failure

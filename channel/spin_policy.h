@@ -40,6 +40,21 @@ class AdaptiveSpinController {
   /// Feeds one wait; returns whether the next wait spins.
   bool after_wait(std::chrono::nanoseconds wait) noexcept;
 
+  /// Reports that a spin gave the CPU away: a yield came back late because
+  /// another task ran (SpinReader). The CPUs are oversubscribed, and there
+  /// a spinner loses a whole time slice per yield (~4 ms here) where a
+  /// blocked reader is woken at once. Beyond SPIN.md: suspends at once, and
+  /// each suspension for this reason doubles the short waits needed to
+  /// resume (3, 6, 12, ... up to kMaxWaitsToResume), so a machine that stays
+  /// loaded rarely pays for a probe again. 1000 waits spun without
+  /// contention reset the count to 3. Ignored when the rule is off.
+  void after_contention() noexcept;
+
+  /// Cap on the short waits needed to resume after repeated contention.
+  static constexpr unsigned kMaxWaitsToResume = 3 * 64;
+  /// Uncontended spinning waits that forget earlier contention.
+  static constexpr unsigned kWaitsToForgive = 1000;
+
   bool spinning() const noexcept { return spinning_; }
   std::uint64_t suspensions() const noexcept { return suspensions_; }
   std::uint64_t resumptions() const noexcept { return resumptions_; }
@@ -49,6 +64,9 @@ class AdaptiveSpinController {
   bool spinning_ = true;
   unsigned long_waits_ = 0;   // consecutive waits over the threshold
   unsigned short_waits_ = 0;  // consecutive waits under the threshold
+  unsigned waits_to_resume_ = kWaitsToFlip;  // grows with contention
+  unsigned calm_waits_ = 0;   // spinning waits since the last contention
+  bool contended_before_ = false;  // a contention since the last calm stretch
   std::uint64_t suspensions_ = 0;
   std::uint64_t resumptions_ = 0;
 };

@@ -152,6 +152,7 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len) {
     // a blocked reader is woken with the scheduler's wake-up preference.
     if (after_yield - before_yield > kContendedYield) {
       ++stats_.spin_contended;
+      controller_.after_contention();
       break;
     }
     if (after_yield >= deadline) break;

@@ -23,7 +23,8 @@ struct SpinPolicy {
 /// every wait's duration; it says whether the next wait spins.
 ///
 /// W > 1 ms: long += 1, short = 0; while spinning, long == 3 suspends.
-/// W < 1 ms: short += 1, long = 0; while suspended, short == 3 resumes.
+/// W < 1 ms: short += 1, long = 0; while suspended, short == 3 resumes
+///           (more after contention: see after_contention()).
 /// W == 1 ms changes nothing. The threshold is far above a 100 µs budget on
 /// purpose: on a host with C6 a blocked read returns ~200 µs late even when
 /// the peer answered at once, so "the budget ran out" alone would switch

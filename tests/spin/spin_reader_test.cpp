@@ -88,7 +88,7 @@ TEST_CASE("SpinReader blocks after its budget when the peer answers after 5 ms, 
   CHECK(cpu_spent < 2500us);
 }
 
-TEST_CASE("SpinReader suspends spinning after three waits over 1 ms and resumes after three quick answers") {
+TEST_CASE("SpinReader suspends spinning after three waits over 1 ms and resumes after short ones, switching the fd mode each time") {
   auto pipe = spinrpc::make_pipe();
   SpinReader reader(pipe.read_end.get(), policy(50us, true));
   std::array<std::byte, 16> buf{};
@@ -102,18 +102,25 @@ TEST_CASE("SpinReader suspends spinning after three waits over 1 ms and resumes 
   };
   for (int i = 0; i < 3; ++i) answer_after(3ms);
   auto stats = reader.stats();
+  // Three long waits suspend spinning. (A yield that found the CPU
+  // contended may have suspended it a wait earlier: the exact counts are
+  // the pure controller's tests; here the fd and the counters must follow.)
   CHECK(stats.suspensions == 1);
   CHECK_FALSE(stats.spinning);
   CHECK_FALSE(is_nonblocking(pipe.read_end.get()));
 
   // Suspended: the next waits block at once. Bytes already in the pipe make
-  // them short, which resumes spinning after three.
-  for (int i = 0; i < 3; ++i) {
+  // them short, which resumes spinning: after three, or more if contention
+  // was seen (AdaptiveSpinController::after_contention).
+  int short_waits = 0;
+  while (!reader.stats().spinning && short_waits < 200) {
     write_byte(pipe.write_end.get());
     CHECK(reader.read_some(buf.data(), 1) == 1);
+    ++short_waits;
   }
   stats = reader.stats();
-  CHECK(stats.blocked_while_suspended == 3);
+  CHECK(short_waits >= 3);
+  CHECK(stats.blocked_while_suspended >= 3);
   CHECK(stats.resumptions == 1);
   CHECK(stats.spinning);
   CHECK(is_nonblocking(pipe.read_end.get()));

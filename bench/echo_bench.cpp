@@ -7,12 +7,11 @@
 #include <string>   // std::string
 #include <vector>   // std::vector
 
-#include "bench/integrity.h"
 #include "bench/measurement.h"
 #include "bench/payloads.h"
 #include "bench/peers.h"
 #include "bench/registration.h"
-#include "bench/spin_counters.h"
+#include "bench/timed_loop.h"
 #include "bench/workloads.h"
 
 namespace spinrpc::bench {
@@ -31,26 +30,18 @@ void run_echo(benchmark::State& state, const BenchPlan& plan, const std::string&
   std::vector<std::byte> corrupted = payloads[0];
   if (plan.inject_mismatch) corrupted[0] ^= std::byte{1};
 
-  const SpinCounters server0 = peer == Peer::Spinrpc ? server_spin_counters(channel) : SpinCounters{};
-  const SpinCounters client0 = client_spin_counters(channel);
+  const SpinBaseline spin0(channel, peer == Peer::Spinrpc);
   Measurement m(name, channel.pid(), true, static_cast<std::size_t>(state.max_iterations));
   std::size_t i = 0;
   m.start();
   for (auto _ : state) {
     const std::vector<std::byte>& p = payloads[i % payloads.size()];
-    const auto t0 = Measurement::Clock::now();
-    const ByteView reply = channel.request_bytes("echo", p);
-    const auto t1 = Measurement::Clock::now();
-    check_reply(i == 0 && plan.inject_mismatch ? corrupted : p, reply, name, i);
-    m.add(t1 - t0);
-    state.SetIterationTime(seconds(t1 - t0));
+    const ByteView expected = i == 0 && plan.inject_mismatch ? corrupted : p;
+    record_iteration(state, m, timed_request(channel, "echo", p, expected, name, i).latency());
     ++i;
   }
-  m.stop();
-  m.set_client_spin(client_spin_counters(channel) - client0);
-  if (peer == Peer::Spinrpc) m.set_server_spin(server_spin_counters(channel) - server0);
-  m.publish(state, plan);
-  channel.close();
+  stop_timed_loop(m, channel, spin0);
+  publish_and_close(m, state, plan, channel);
 }
 
 void register_echo(const BenchPlan& plan, int round, Peer peer) {

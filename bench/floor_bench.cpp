@@ -11,6 +11,7 @@
 #include "bench/payloads.h"
 #include "bench/pipe_floor.h"
 #include "bench/registration.h"
+#include "bench/timed_loop.h"
 #include "bench/workloads.h"
 
 namespace spinrpc::bench {
@@ -45,8 +46,7 @@ void run_floor(benchmark::State& state, const BenchPlan& plan, const std::string
     floor.round_trip(msg, reply);
     const auto t1 = Measurement::Clock::now();
     check_reply(msg, reply, name, i);
-    m.add(t1 - t0);
-    state.SetIterationTime(seconds(t1 - t0));
+    record_iteration(state, m, t1 - t0);
     ++i;
   }
   m.stop();

@@ -13,13 +13,12 @@
 #include <vector>   // std::vector
 
 #include "bench/bench_work.h"
-#include "bench/integrity.h"
 #include "bench/latency_stats.h"
 #include "bench/measurement.h"
 #include "bench/payloads.h"
 #include "bench/peers.h"
 #include "bench/registration.h"
-#include "bench/spin_counters.h"
+#include "bench/timed_loop.h"
 #include "bench/workloads.h"
 
 namespace spinrpc::bench {
@@ -51,8 +50,7 @@ void run_interleave(benchmark::State& state, const BenchPlan& plan, const std::s
   }
   const ByteView large_reply_expected = large == Large::Echo1MiB ? ByteView(large_payload) : as_bytes(large_expected);
 
-  const SpinCounters server0 = server_spin_counters(channel);
-  const SpinCounters client0 = client_spin_counters(channel);
+  const SpinBaseline spin0(channel);
   Measurement m(name, channel.pid(), true, static_cast<std::size_t>(state.max_iterations) * kSmallPerCycle);
   double large_total_s = 0;
   std::vector<std::int64_t> first_after_large_ns;
@@ -63,34 +61,26 @@ void run_interleave(benchmark::State& state, const BenchPlan& plan, const std::s
     Measurement::Clock::duration cycle{};
     for (std::size_t k = 0; k < kSmallPerCycle; ++k, ++request) {
       const std::vector<std::byte>& p = small[request % small.size()];
-      const auto t0 = Measurement::Clock::now();
-      const ByteView reply = channel.request_bytes("echo", p);
-      const auto t1 = Measurement::Clock::now();
-      check_reply(p, reply, name, request);
-      m.add(t1 - t0);
-      cycle += t1 - t0;
+      const Measurement::Clock::duration latency = timed_request(channel, "echo", p, p, name, request).latency();
+      m.add(latency);
+      cycle += latency;
       // The first cycle has no large request before it.
       if (k == 0 && request > 0) {
-        first_after_large_ns.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count());
+        first_after_large_ns.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(latency).count());
       }
     }
-    const auto t0 = Measurement::Clock::now();
-    const ByteView reply = channel.request_bytes(large_method, large_payload);
-    const auto t1 = Measurement::Clock::now();
-    check_reply(large_reply_expected, reply, name, request++);
-    large_total_s += seconds(t1 - t0);
+    const RoundTrip large_rt =
+        timed_request(channel, large_method, large_payload, large_reply_expected, name, request++);
+    large_total_s += seconds(large_rt.latency());
     // Only the small echoes count as the benchmark's time.
     state.SetIterationTime(seconds(cycle));
   }
-  m.stop();
-  m.set_client_spin(client_spin_counters(channel) - client0);
-  m.set_server_spin(server_spin_counters(channel) - server0);
+  stop_timed_loop(m, channel, spin0);
   m.set_counter("large_mean_us", large_total_s * 1e6 / static_cast<double>(state.iterations()));
   const LatencySummary first = summarize(std::move(first_after_large_ns));
   m.set_counter("first_p50_us", static_cast<double>(first.p50_ns) / 1e3);
   m.set_counter("first_p75_us", static_cast<double>(first.p75_ns) / 1e3);
-  m.publish(state, plan);
-  channel.close();
+  publish_and_close(m, state, plan, channel);
 }
 
 }  // namespace

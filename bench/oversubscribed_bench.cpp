@@ -25,6 +25,7 @@
 #include "bench/peers.h"
 #include "bench/process_cpu.h"
 #include "bench/registration.h"
+#include "bench/timed_loop.h"
 #include "bench/spin_counters.h"
 #include "bench/workloads.h"
 #include "channel/pipe.h"
@@ -82,8 +83,7 @@ bool read_all(int fd, void* data, std::size_t len) {
     const std::vector<std::vector<std::byte>> payloads = make_payloads(kSmallBytes, 16);
     std::vector<std::int64_t> latencies;
     latencies.reserve(std::size_t{1} << 18);
-    const SpinCounters server0 = server_spin_counters(channel);
-    const SpinCounters client0 = client_spin_counters(channel);
+    const SpinBaseline spin0(channel);
     if (!write_all(result_fd, &kReady, 1)) throw std::runtime_error("cannot report ready");
     // Start signal: EOF on the go pipe, for every pair at once.
     char ignored = 0;
@@ -97,17 +97,14 @@ bool read_all(int fd, void* data, std::size_t len) {
     std::size_t i = 0;
     for (;; ++i) {
       const std::vector<std::byte>& p = payloads[i % payloads.size()];
-      const auto t0 = Measurement::Clock::now();
-      const ByteView reply = channel.request_bytes("echo", p);
-      const auto t1 = Measurement::Clock::now();
-      check_reply(p, reply, name, i);
-      latencies.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count());
-      if (t1 >= deadline) break;
+      const RoundTrip rt = timed_request(channel, "echo", p, p, name, i);
+      latencies.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(rt.latency()).count());
+      if (rt.replied >= deadline) break;
     }
     result.client_cpu_ns = self_cpu_ns() - self_cpu0;
     result.server_cpu_ns = process_cpu_ns(channel.pid()) - server_cpu0;
-    result.client_spin = client_spin_counters(channel) - client0;
-    result.server_spin = server_spin_counters(channel) - server0;
+    result.client_spin = spin0.client_since(channel);
+    result.server_spin = spin0.server_since(channel);
     result.count = static_cast<std::int64_t>(latencies.size());
     if (!write_all(result_fd, &result, sizeof result) ||
         !write_all(result_fd, latencies.data(), latencies.size() * sizeof(std::int64_t))) {

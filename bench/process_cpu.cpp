@@ -15,51 +15,54 @@ std::int64_t self_cpu_ns() noexcept {
   return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
 }
 
-std::int64_t process_cpu_ns(int pid) noexcept {
+namespace {
+
+// Calls visit(tid, file) with each thread of process `pid` and its
+// /proc/PID/task/TID/schedstat open for reading (closed afterwards). A thread
+// that exits between readdir and fopen is skipped: its time is gone either
+// way. Returns false if the task directory cannot be opened (the process is
+// gone).
+template <class Visit>
+bool for_each_thread_schedstat(int pid, Visit visit) {
   const std::string task_dir = "/proc/" + std::to_string(pid) + "/task";
   DIR* dir = ::opendir(task_dir.c_str());
-  if (dir == nullptr) return -1;
-  std::int64_t total = 0;
-  bool any = false;
+  if (dir == nullptr) return false;
   while (const dirent* entry = ::readdir(dir)) {
     if (entry->d_name[0] == '.') continue;
     const std::string path = task_dir + '/' + entry->d_name + "/schedstat";
     std::FILE* f = std::fopen(path.c_str(), "r");
-    // Branch: the thread exited between readdir and fopen; its time is gone
-    // from the sum either way.
     if (f == nullptr) continue;
+    visit(static_cast<int>(std::strtol(entry->d_name, nullptr, 10)), f);
+    std::fclose(f);
+  }
+  ::closedir(dir);
+  return true;
+}
+
+}  // namespace
+
+std::int64_t process_cpu_ns(int pid) noexcept {
+  std::int64_t total = 0;
+  bool any = false;
+  const bool found = for_each_thread_schedstat(pid, [&](int, std::FILE* f) {
     long long on_cpu_ns = 0;
     if (std::fscanf(f, "%lld", &on_cpu_ns) == 1) {
       total += on_cpu_ns;
       any = true;
     }
-    std::fclose(f);
-  }
-  ::closedir(dir);
-  return any ? total : -1;
+  });
+  return found && any ? total : -1;
 }
 
 std::optional<std::map<int, std::int64_t>> thread_runs(int pid) {
-  const std::string task_dir = "/proc/" + std::to_string(pid) + "/task";
-  DIR* dir = ::opendir(task_dir.c_str());
-  if (dir == nullptr) return std::nullopt;
   std::map<int, std::int64_t> runs;
-  while (const dirent* entry = ::readdir(dir)) {
-    if (entry->d_name[0] == '.') continue;
-    const std::string path = task_dir + '/' + entry->d_name + "/schedstat";
-    std::FILE* f = std::fopen(path.c_str(), "r");
-    // Branch: the thread exited between readdir and fopen.
-    if (f == nullptr) continue;
+  const bool found = for_each_thread_schedstat(pid, [&](int tid, std::FILE* f) {
     long long on_cpu_ns = 0;
     long long waiting_ns = 0;
     long long timeslices = 0;
-    if (std::fscanf(f, "%lld %lld %lld", &on_cpu_ns, &waiting_ns, &timeslices) == 3) {
-      runs[static_cast<int>(std::strtol(entry->d_name, nullptr, 10))] = timeslices;
-    }
-    std::fclose(f);
-  }
-  ::closedir(dir);
-  if (runs.empty()) return std::nullopt;
+    if (std::fscanf(f, "%lld %lld %lld", &on_cpu_ns, &waiting_ns, &timeslices) == 3) runs[tid] = timeslices;
+  });
+  if (!found || runs.empty()) return std::nullopt;
   return runs;
 }
 

@@ -7,11 +7,10 @@
 #include <string>   // std::string
 
 #include "bench/bench_work.h"
-#include "bench/integrity.h"
 #include "bench/measurement.h"
 #include "bench/peers.h"
 #include "bench/registration.h"
-#include "bench/spin_counters.h"
+#include "bench/timed_loop.h"
 #include "bench/workloads.h"
 
 namespace spinrpc::bench {
@@ -26,25 +25,17 @@ void run_slow_server(benchmark::State& state, const BenchPlan& plan, const std::
   const std::string request = bench_work_request(kBusyUs, kReplyBytes);
   const std::string expected = bench_work_reply(kReplyBytes);
 
-  const SpinCounters server0 = server_spin_counters(channel);
-  const SpinCounters client0 = client_spin_counters(channel);
+  const SpinBaseline spin0(channel);
   Measurement m(name, channel.pid(), true, static_cast<std::size_t>(state.max_iterations));
   std::size_t i = 0;
   m.start();
   for (auto _ : state) {
-    const auto t0 = Measurement::Clock::now();
-    const ByteView reply = channel.request_bytes("benchWork", as_bytes(request));
-    const auto t1 = Measurement::Clock::now();
-    check_reply(as_bytes(expected), reply, name, i);
-    m.add(t1 - t0);
-    state.SetIterationTime(seconds(t1 - t0));
+    const RoundTrip rt = timed_request(channel, "benchWork", as_bytes(request), as_bytes(expected), name, i);
+    record_iteration(state, m, rt.latency());
     ++i;
   }
-  m.stop();
-  m.set_client_spin(client_spin_counters(channel) - client0);
-  m.set_server_spin(server_spin_counters(channel) - server0);
-  m.publish(state, plan);
-  channel.close();
+  stop_timed_loop(m, channel, spin0);
+  publish_and_close(m, state, plan, channel);
 }
 
 }  // namespace

@@ -12,12 +12,11 @@
 #include <string>   // std::string
 #include <vector>   // std::vector
 
-#include "bench/integrity.h"
 #include "bench/measurement.h"
 #include "bench/payloads.h"
 #include "bench/peers.h"
 #include "bench/registration.h"
-#include "bench/spin_counters.h"
+#include "bench/timed_loop.h"
 #include "bench/workloads.h"
 
 namespace spinrpc::bench {
@@ -47,8 +46,7 @@ void run_sparse(benchmark::State& state, const BenchPlan& plan, const std::strin
   SyncRpcChannel channel = start_spinrpc_server(plan, v, name);
   const std::vector<std::vector<std::byte>> payloads = make_payloads(kSmallBytes, 16);
 
-  const SpinCounters server0 = server_spin_counters(channel);
-  const SpinCounters client0 = client_spin_counters(channel);
+  const SpinBaseline spin0(channel);
   Measurement m(name, channel.pid(), true, static_cast<std::size_t>(state.max_iterations));
   timespec next{};
   ::clock_gettime(CLOCK_MONOTONIC, &next);
@@ -58,23 +56,15 @@ void run_sparse(benchmark::State& state, const BenchPlan& plan, const std::strin
     next = add_ms(next, kGap.count());
     sleep_until(next);
     const std::vector<std::byte>& p = payloads[i % payloads.size()];
-    const auto t0 = Measurement::Clock::now();
-    const ByteView reply = channel.request_bytes("echo", p);
-    const auto t1 = Measurement::Clock::now();
-    check_reply(p, reply, name, i);
-    m.add(t1 - t0);
-    state.SetIterationTime(seconds(t1 - t0));
+    record_iteration(state, m, timed_request(channel, "echo", p, p, name, i).latency());
     ++i;
   }
   // One more gap, so the server's wait after the last echo is inside the
   // measured CPU too: every request is followed by exactly one idle gap.
   next = add_ms(next, kGap.count());
   sleep_until(next);
-  m.stop();
-  m.set_client_spin(client_spin_counters(channel) - client0);
-  m.set_server_spin(server_spin_counters(channel) - server0);
-  m.publish(state, plan);
-  channel.close();
+  stop_timed_loop(m, channel, spin0);
+  publish_and_close(m, state, plan, channel);
 }
 
 }  // namespace

@@ -43,13 +43,12 @@
 #include <thread>        // std::this_thread::sleep_for
 #include <vector>        // std::vector
 
-#include "bench/integrity.h"
 #include "bench/measurement.h"
 #include "bench/payloads.h"
 #include "bench/peers.h"
 #include "bench/process_cpu.h"
 #include "bench/registration.h"
-#include "bench/spin_counters.h"
+#include "bench/timed_loop.h"
 #include "bench/workloads.h"
 #include "channel/unique_fd.h"
 #include "client-shim/child_process.h"
@@ -251,26 +250,19 @@ void run_transport(benchmark::State& state, const BenchPlan& plan, const std::st
   const std::vector<std::vector<std::byte>> payloads = make_payloads(kSmallBytes, 16);
 
   wait_for_aux_threads_to_sleep(peer.server_pid());
-  const SpinCounters server0 = server_spin_counters(channel);
-  const SpinCounters client0 = client_spin_counters(channel);
+  const SpinBaseline spin0(channel);
   Measurement m(name, peer.server_pid(), true, static_cast<std::size_t>(state.max_iterations));
   const auto runs0 = thread_runs(peer.server_pid());
   std::size_t i = 0;
   m.start();
   for (auto _ : state) {
     const std::vector<std::byte>& p = payloads[i % payloads.size()];
-    const auto t0 = Measurement::Clock::now();
-    const ByteView reply = channel.request_bytes("echo", p);
-    const auto t1 = Measurement::Clock::now();
-    check_reply(p, reply, name, i);
-    m.add(t1 - t0);
-    state.SetIterationTime(seconds(t1 - t0));
+    record_iteration(state, m, timed_request(channel, "echo", p, p, name, i).latency());
     ++i;
   }
   m.stop();
   const auto runs1 = thread_runs(peer.server_pid());
-  m.set_client_spin(client_spin_counters(channel) - client0);
-  m.set_server_spin(server_spin_counters(channel) - server0);
+  spin0.set_deltas(m, channel);
   const ThreadActivity a = thread_activity(peer.server_pid(), runs0, runs1);
   m.set_counter("srv_aux_threads", static_cast<double>(a.aux_threads));
   m.set_counter("srv_aux_thread_runs", static_cast<double>(a.aux_runs));

@@ -10,12 +10,11 @@
 #include <vector>   // std::vector
 
 #include "bench/bench_work.h"
-#include "bench/integrity.h"
 #include "bench/measurement.h"
 #include "bench/payloads.h"
 #include "bench/peers.h"
 #include "bench/registration.h"
-#include "bench/spin_counters.h"
+#include "bench/timed_loop.h"
 #include "bench/workloads.h"
 
 namespace spinrpc::bench {
@@ -30,8 +29,7 @@ void run_worst_case(benchmark::State& state, const BenchPlan& plan, const std::s
   const std::vector<std::vector<std::byte>> payloads = make_payloads(kSmallBytes, 16);
   const std::string slow = bench_work_request(kSlowBusyUs, 0);
 
-  const SpinCounters server0 = server_spin_counters(channel);
-  const SpinCounters client0 = client_spin_counters(channel);
+  const SpinBaseline spin0(channel);
   Measurement m(name, channel.pid(), true, static_cast<std::size_t>(state.max_iterations) * kFastPerCycle);
   double slow_total_s = 0;
   std::size_t request = 0;
@@ -40,25 +38,15 @@ void run_worst_case(benchmark::State& state, const BenchPlan& plan, const std::s
     const auto cycle_start = Measurement::Clock::now();
     for (std::size_t k = 0; k < kFastPerCycle; ++k, ++request) {
       const std::vector<std::byte>& p = payloads[request % payloads.size()];
-      const auto t0 = Measurement::Clock::now();
-      const ByteView reply = channel.request_bytes("echo", p);
-      const auto t1 = Measurement::Clock::now();
-      check_reply(p, reply, name, request);
-      m.add(t1 - t0);
+      m.add(timed_request(channel, "echo", p, p, name, request).latency());
     }
-    const auto t0 = Measurement::Clock::now();
-    const ByteView reply = channel.request_bytes("benchWork", as_bytes(slow));
-    const auto t1 = Measurement::Clock::now();
-    check_reply(ByteView(), reply, name, request++);
-    slow_total_s += seconds(t1 - t0);
-    state.SetIterationTime(seconds(t1 - cycle_start));
+    const RoundTrip slow_rt = timed_request(channel, "benchWork", as_bytes(slow), ByteView(), name, request++);
+    slow_total_s += seconds(slow_rt.latency());
+    state.SetIterationTime(seconds(slow_rt.replied - cycle_start));
   }
-  m.stop();
-  m.set_client_spin(client_spin_counters(channel) - client0);
-  m.set_server_spin(server_spin_counters(channel) - server0);
+  stop_timed_loop(m, channel, spin0);
   m.set_counter("slow_mean_us", slow_total_s * 1e6 / static_cast<double>(state.iterations()));
-  m.publish(state, plan);
-  channel.close();
+  publish_and_close(m, state, plan, channel);
 }
 
 }  // namespace

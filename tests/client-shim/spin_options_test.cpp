@@ -9,18 +9,14 @@
 #include <simdjson.h>
 
 #include "client-shim/sync_rpc_channel.h"
+#include "tests/support/paths.h"
 
 namespace {
 
 using namespace std::chrono_literals;
 using spinrpc::SyncRpcChannel;
 using spinrpc::SyncRpcOptions;
-
-std::string server_path() {
-  const char* dir = std::getenv("SPINRPC_BIN_DIR");
-  if (dir == nullptr) FAIL("SPINRPC_BIN_DIR is not set: run these tests through ctest");
-  return std::string(dir) + "/spinrpc-server";
-}
+using spinrpc::test::bin_path;
 
 SyncRpcOptions with_spin(long long us, bool adaptive) {
   SyncRpcOptions options;
@@ -54,7 +50,7 @@ class ScopedEnv {
 };
 
 TEST_CASE("SyncRpcChannel with a fixed budget ends every wait as a spin hit or a spin miss") {
-  SyncRpcChannel channel(server_path(), {"--api", "--spin-us", "100", "--adaptive=0"},
+  SyncRpcChannel channel(bin_path("spinrpc-server"), {"--api", "--spin-us", "100", "--adaptive=0"},
                          with_spin(100, false));
   echo_many(channel, 300);
   const auto stats = channel.stats();
@@ -67,7 +63,7 @@ TEST_CASE("SyncRpcChannel with a fixed budget ends every wait as a spin hit or a
 }
 
 TEST_CASE("SyncRpcChannel with budget 0 waits in plain blocking reads") {
-  SyncRpcChannel channel(server_path(), {"--api", "--spin-us", "0"}, with_spin(0, true));
+  SyncRpcChannel channel(bin_path("spinrpc-server"), {"--api", "--spin-us", "0"}, with_spin(0, true));
   echo_many(channel, 50);
   const auto stats = channel.stats();
   CHECK(stats.waits >= 50);
@@ -78,7 +74,7 @@ TEST_CASE("SyncRpcChannel with budget 0 waits in plain blocking reads") {
 TEST_CASE("SyncRpcChannel takes its budget from TSGO_SYNC_SPIN_US when its options leave it unset") {
   ScopedEnv budget("TSGO_SYNC_SPIN_US", "37");
   ScopedEnv adaptive("TSGO_SYNC_SPIN_ADAPTIVE", "0");
-  SyncRpcChannel channel(server_path(), {"--api"});
+  SyncRpcChannel channel(bin_path("spinrpc-server"), {"--api"});
   echo_many(channel, 5);
   const auto stats = channel.stats();
   CHECK(stats.budget == 37us);
@@ -88,7 +84,7 @@ TEST_CASE("SyncRpcChannel takes its budget from TSGO_SYNC_SPIN_US when its optio
 
 TEST_CASE("spinrpc-server answers getChannelStats with its own spin counters and policy") {
   ScopedEnv budget("TSGO_SYNC_SPIN_US", "55");  // the server inherits it
-  SyncRpcChannel channel(server_path(), {"--api"}, with_spin(0, true));
+  SyncRpcChannel channel(bin_path("spinrpc-server"), {"--api"}, with_spin(0, true));
   echo_many(channel, 20);
   const std::string json = channel.request("getChannelStats", "");
   simdjson::dom::parser parser;
@@ -106,7 +102,7 @@ TEST_CASE("spinrpc-server answers getChannelStats with its own spin counters and
 
 TEST_CASE("spinrpc-server lets --spin-us beat TSGO_SYNC_SPIN_US") {
   ScopedEnv budget("TSGO_SYNC_SPIN_US", "55");
-  SyncRpcChannel channel(server_path(), {"--api", "--spin-us", "0"}, with_spin(0, true));
+  SyncRpcChannel channel(bin_path("spinrpc-server"), {"--api", "--spin-us", "0"}, with_spin(0, true));
   simdjson::dom::parser parser;
   const simdjson::dom::element stats = parser.parse(channel.request("getChannelStats", ""));
   CHECK(stats["budget_us"].get_uint64().value() == 0);

@@ -5,15 +5,12 @@
 #include <fcntl.h>     // ::fcntl, F_DUPFD_CLOEXEC
 #include <signal.h>    // ::kill, ::sigaction, SIGKILL, SIGPIPE
 #include <sys/wait.h>  // WIFEXITED, WEXITSTATUS, WIFSIGNALED, WTERMSIG
-#include <unistd.h>    // ::access, ::close, ::dup2, ::pipe
+#include <unistd.h>    // ::close, ::dup2, ::pipe
 
-#include <atomic>        // std::atomic
 #include <chrono>        // std::chrono::milliseconds
 #include <cstdint>       // std::uint64_t
-#include <cstdlib>       // std::getenv, std::malloc, std::free
 #include <filesystem>    // std::filesystem::directory_iterator, read_symlink
 #include <fstream>       // std::ifstream
-#include <new>           // std::bad_alloc, std::nothrow_t
 #include <set>           // std::set
 #include <stdexcept>     // std::logic_error, std::runtime_error
 #include <string>        // std::string
@@ -30,45 +27,8 @@
 #include "client-shim/sync_rpc_channel.h"
 #include "protocol/protocol_error.h"
 #include "protocol/remote_error.h"
-
-// Counts heap allocations while g_counting is set, for the steady-state test.
-// Replacing the global operator new/delete is the only way to see every
-// allocation, the standard library's included. Every non-aligned form is
-// replaced so that a sanitizer's own versions never meet ours (ASan reports
-// its nothrow new paired with our delete). All of them stay out of line:
-// inlined, GCC 12 sees malloc() or free() meet a new or delete expression
-// and warns of a mismatch.
-namespace {
-std::atomic<bool> g_counting{false};
-std::atomic<std::size_t> g_allocations{0};
-
-void* counted_malloc(std::size_t size) noexcept {
-  if (g_counting.load(std::memory_order_relaxed)) {
-    g_allocations.fetch_add(1, std::memory_order_relaxed);
-  }
-  return std::malloc(size == 0 ? 1 : size);
-}
-
-void* counted_new(std::size_t size) {
-  if (void* p = counted_malloc(size)) return p;
-  throw std::bad_alloc();
-}
-}  // namespace
-
-[[gnu::noinline]] void* operator new(std::size_t size) { return counted_new(size); }
-[[gnu::noinline]] void* operator new[](std::size_t size) { return counted_new(size); }
-[[gnu::noinline]] void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
-  return counted_malloc(size);
-}
-[[gnu::noinline]] void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
-  return counted_malloc(size);
-}
-[[gnu::noinline]] void operator delete(void* p) noexcept { std::free(p); }
-[[gnu::noinline]] void operator delete[](void* p) noexcept { std::free(p); }
-[[gnu::noinline]] void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-[[gnu::noinline]] void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-[[gnu::noinline]] void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
-[[gnu::noinline]] void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
+#include "tests/support/count_allocations.h"
+#include "tests/support/paths.h"
 
 namespace {
 
@@ -78,30 +38,8 @@ using spinrpc::ProtocolError;
 using spinrpc::RemoteError;
 using spinrpc::SyncRpcChannel;
 using spinrpc::SyncRpcOptions;
-
-// The real tsgo from the interop suite's npm install. Missing is a failure,
-// never a skip: the reference peer is the point of these tests.
-std::string tsgo_path() {
-  const char* path = std::getenv("SPINRPC_TSGO");
-  if (path == nullptr || *path == '\0') {
-    FAIL("SPINRPC_TSGO is not set: run these tests through ctest, after `npm ci` in tests/interop");
-  }
-  if (::access(path, X_OK) != 0) {
-    FAIL("tsgo is not installed at " << std::string(path) << ": run `npm ci` in tests/interop");
-  }
-  return path;
-}
-
-std::string scripted_peer_path() {
-  const char* dir = std::getenv("SPINRPC_BIN_DIR");
-  if (dir == nullptr || *dir == '\0')
-    FAIL("SPINRPC_BIN_DIR is not set: run these tests through ctest");
-  std::string path = std::string(dir) + "/scripted_peer";
-  if (::access(path.c_str(), X_OK) != 0) {
-    FAIL("scripted_peer is not built at " << path << ": build the scripted_peer target");
-  }
-  return path;
-}
+using spinrpc::test::bin_path;
+using spinrpc::test::tsgo_path;
 
 // A child that writes `bytes` (printf's octal escapes) to its stdout, then
 // reads its stdin to EOF and exits 0: the bytes a misbehaving server sends.
@@ -272,15 +210,14 @@ TEST_CASE("SyncRpcChannel::request_bytes allocates nothing per small request in 
 
   constexpr int kRequests = 1000;
   int wrong_replies = 0;  // counted, not CHECKed: doctest's own bookkeeping allocates
-  g_allocations = 0;
-  g_counting = true;
+  spinrpc::test::start_counting_allocations();
   for (int i = 0; i < kRequests; ++i) {
     const ByteView reply = tsgo.request_bytes("echo", spinrpc::as_bytes(payload));
     if (spinrpc::as_text(reply) != payload) ++wrong_replies;
   }
-  g_counting = false;
+  spinrpc::test::stop_counting_allocations();
   CHECK(wrong_replies == 0);
-  CHECK(g_allocations.load() == 0);
+  CHECK(spinrpc::test::counted_allocations() == 0);
 }
 
 // ── Spawning and closing ──────────────────────────────────────────────
@@ -442,7 +379,7 @@ TEST_CASE("A child that closes its output but runs on is ChildExited saying it s
 // ── Calls in both directions, through the scripted peer ───────────────
 
 TEST_CASE("SyncRpcChannel answers the server's Call with the registered callback's result") {
-  SyncRpcChannel peer(scripted_peer_path(), {});
+  SyncRpcChannel peer(bin_path("scripted_peer"), {});
   std::string seen_name;
   peer.register_callback("readFile", [&](std::string_view name, std::string_view path) {
     seen_name = name;
@@ -454,7 +391,7 @@ TEST_CASE("SyncRpcChannel answers the server's Call with the registered callback
 }
 
 TEST_CASE("SyncRpcChannel answers several Calls within one request in order") {
-  SyncRpcChannel peer(scripted_peer_path(), {});
+  SyncRpcChannel peer(bin_path("scripted_peer"), {});
   int calls = 0;
   peer.register_callback("count", [&](std::string_view, std::string_view arg) {
     ++calls;
@@ -465,7 +402,7 @@ TEST_CASE("SyncRpcChannel answers several Calls within one request in order") {
 }
 
 TEST_CASE("A callback that throws reaches the server's handler as RemoteError with its message") {
-  SyncRpcChannel peer(scripted_peer_path(), {});
+  SyncRpcChannel peer(bin_path("scripted_peer"), {});
   peer.register_callback("failing", [](std::string_view, std::string_view) -> std::string {
     throw std::runtime_error("no such file: /missing.ts");
   });
@@ -474,12 +411,12 @@ TEST_CASE("A callback that throws reaches the server's handler as RemoteError wi
 }
 
 TEST_CASE("A Call for an unregistered callback gets a CallError whose message names it") {
-  SyncRpcChannel peer(scripted_peer_path(), {});
+  SyncRpcChannel peer(bin_path("scripted_peer"), {});
   CHECK(peer.request("callbackError", "nosuch") == R"(unknown callback "nosuch")");
 }
 
 TEST_CASE("A callback that throws something other than std::exception still gets a CallError") {
-  SyncRpcChannel peer(scripted_peer_path(), {});
+  SyncRpcChannel peer(bin_path("scripted_peer"), {});
   peer.register_callback("odd",
                          [](std::string_view, std::string_view) -> std::string { throw 42; });
   CHECK(peer.request("callbackError", "odd") ==
@@ -487,7 +424,7 @@ TEST_CASE("A callback that throws something other than std::exception still gets
 }
 
 TEST_CASE("A callback that calls request() on its own channel is refused with a CallError") {
-  SyncRpcChannel peer(scripted_peer_path(), {});
+  SyncRpcChannel peer(bin_path("scripted_peer"), {});
   peer.register_callback("reenter", [&](std::string_view, std::string_view) {
     return peer.request("echo", "nested");
   });
@@ -497,14 +434,14 @@ TEST_CASE("A callback that calls request() on its own channel is refused with a 
 }
 
 TEST_CASE("A handler that throws becomes RemoteError on the client while the server serves on") {
-  SyncRpcChannel peer(scripted_peer_path(), {});
+  SyncRpcChannel peer(bin_path("scripted_peer"), {});
   CHECK_THROWS_WITH_AS(peer.request("throwingHandler", ""), "handler failed on purpose",
                        RemoteError);
   CHECK(peer.request("echo", "still serving") == "still serving");
 }
 
 TEST_CASE("SyncRpcChannel gets the scripted peer's 1 MiB reply intact") {
-  SyncRpcChannel peer(scripted_peer_path(), {});
+  SyncRpcChannel peer(bin_path("scripted_peer"), {});
   const std::vector<std::byte> reply = peer.request_binary("bigReply", {});
   REQUIRE(reply.size() == std::size_t{1} << 20);
   std::size_t wrong = 0;
@@ -516,7 +453,7 @@ TEST_CASE("SyncRpcChannel gets the scripted peer's 1 MiB reply intact") {
 }
 
 TEST_CASE("The server exiting mid-request is ChildExited naming exit status 3") {
-  SyncRpcChannel peer(scripted_peer_path(), {});
+  SyncRpcChannel peer(bin_path("scripted_peer"), {});
   const ChildExited e = thrown_by<ChildExited>([&] { peer.request("exitNow", ""); });
   CHECK(std::string(e.what()) == "scripted_peer exited with status 3");
   CHECK(e.exit_code() == 3);

@@ -2,9 +2,6 @@
 // server (issue 3): Server::serve on one thread and a client FdChannel on
 // another, over real pipes, with a counting replacement of operator new.
 // Its own executable: the replacement counts for the whole process.
-#include <atomic>     // std::atomic
-#include <cstdlib>    // std::malloc, std::free
-#include <new>        // std::bad_alloc, std::nothrow_t
 #include <string>     // std::string
 #include <thread>     // std::thread
 
@@ -13,38 +10,7 @@
 #include "channel/fd_channel.h"
 #include "channel/pipe.h"
 #include "server/server.h"
-
-namespace {
-std::atomic<bool> g_counting{false};
-std::atomic<std::size_t> g_allocations{0};
-
-void* counted(std::size_t size) {
-  if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-}  // namespace
-
-// Every plain form is replaced, so a sanitizer's versions never meet ours;
-// out of line, so GCC does not see malloc meet a new expression.
-[[gnu::noinline]] void* operator new(std::size_t size) { return counted(size); }
-[[gnu::noinline]] void* operator new[](std::size_t size) { return counted(size); }
-[[gnu::noinline]] void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
-  try {
-    return counted(size);
-  } catch (...) {
-    return nullptr;
-  }
-}
-[[gnu::noinline]] void* operator new[](std::size_t size, const std::nothrow_t& tag) noexcept {
-  return operator new(size, tag);
-}
-[[gnu::noinline]] void operator delete(void* p) noexcept { std::free(p); }
-[[gnu::noinline]] void operator delete[](void* p) noexcept { std::free(p); }
-[[gnu::noinline]] void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-[[gnu::noinline]] void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-[[gnu::noinline]] void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
-[[gnu::noinline]] void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
+#include "tests/support/count_allocations.h"
 
 namespace {
 
@@ -84,11 +50,10 @@ TEST_CASE("Server allocates nothing per small request once warmed up, spinning o
     };
     for (int i = 0; i < 50; ++i) round();  // warm-up: buffers reach their size
 
-    g_allocations = 0;
-    g_counting = true;
+    spinrpc::test::start_counting_allocations();
     for (int i = 0; i < 1000; ++i) round();
-    g_counting = false;
-    CHECK(g_allocations.load() == 0);
+    spinrpc::test::stop_counting_allocations();
+    CHECK(spinrpc::test::counted_allocations() == 0);
 
     client = FdChannel(spinrpc::make_pipe().read_end, spinrpc::UniqueFd());  // EOF to the server
     serving.join();

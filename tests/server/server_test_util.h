@@ -5,13 +5,13 @@
 #include <fcntl.h>   // ::open, O_RDONLY, O_CLOEXEC
 #include <poll.h>    // ::poll
 #include <signal.h>  // ::kill, SIGKILL
-#include <unistd.h>  // ::access, ::getpid, ::read
+#include <unistd.h>  // ::getpid, ::read
 
 #include <cerrno>              // errno, EINTR
 #include <chrono>              // std::chrono
 #include <condition_variable>  // std::condition_variable
 #include <cstdio>              // std::remove
-#include <cstdlib>             // std::getenv
+#include <cstdlib>             // std::getenv (TMPDIR)
 #include <fstream>             // std::ifstream, std::ofstream
 #include <iterator>            // std::istreambuf_iterator
 #include <mutex>               // std::mutex, std::unique_lock
@@ -26,6 +26,7 @@
 #include "client-shim/child_process.h"
 #include "protocol/frame.h"
 #include "protocol/frame_encoder.h"
+#include "tests/support/paths.h"  // bin_path
 
 namespace spinrpc::test {
 
@@ -33,15 +34,6 @@ namespace spinrpc::test {
 // run needs, only there so a broken build fails instead of hanging. Never a
 // performance assertion.
 inline constexpr std::chrono::seconds kHangGuard{5};
-
-// An executable in build/bin (SPINRPC_BIN_DIR, set by ctest).
-inline std::string bin_path(const std::string& name) {
-  const char* dir = std::getenv("SPINRPC_BIN_DIR");
-  if (dir == nullptr || *dir == '\0') FAIL("SPINRPC_BIN_DIR is not set: run these tests through ctest");
-  std::string path = std::string(dir) + "/" + name;
-  if (::access(path.c_str(), X_OK) != 0) FAIL(name << " is not built at " << path);
-  return path;
-}
 
 // A file in the temporary directory, removed on destruction.
 class TempFile {

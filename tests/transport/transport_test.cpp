@@ -9,7 +9,6 @@
 #include <sys/wait.h>    // ::waitpid
 #include <unistd.h>      // ::close, ::write
 
-#include <cstdlib>       // std::getenv
 #include <cstring>       // std::memcpy
 #include <fstream>       // std::ofstream
 #include <string>        // std::string
@@ -24,31 +23,19 @@
 #include "client-shim/connect.h"
 #include "client-shim/sync_rpc_channel.h"
 #include "protocol/frame_encoder.h"
+#include "tests/support/paths.h"
 #include "tests/transport/server_process.h"
 
 namespace {
 
 using namespace std::chrono_literals;
 using spinrpc::SyncRpcChannel;
+using spinrpc::test::bin_path;
 using spinrpc::test::exited_with;
 using spinrpc::test::file_exists;
 using spinrpc::test::run_server;
 using spinrpc::test::ServerProcess;
 using spinrpc::test::TempDir;
-
-std::string bin(const char* name) {
-  const char* dir = std::getenv("SPINRPC_BIN_DIR");
-  if (dir == nullptr) FAIL("SPINRPC_BIN_DIR is not set: run these tests through ctest");
-  return std::string(dir) + "/" + name;
-}
-
-std::string tsgo() {
-  const char* path = std::getenv("SPINRPC_TSGO");
-  if (path == nullptr || !file_exists(path)) {
-    FAIL("the real tsgo is missing: run `npm ci` in tests/interop (or set SPINRPC_TSGO)");
-  }
-  return path;
-}
 
 std::string mebibyte_payload() {
   std::string payload(std::size_t{1} << 20, '\0');
@@ -75,7 +62,7 @@ void make_stale_socket(const std::string& path) {
 TEST_CASE("spinrpc-server on a Unix socket echoes 8 B and 1 MiB and removes the socket when the client leaves") {
   TempDir dir;
   const std::string path = dir / "api.sock";
-  ServerProcess server(bin("spinrpc-server"), {"--api", "--pipe", path});
+  ServerProcess server(bin_path("spinrpc-server"), {"--api", "--pipe", path});
   auto channel = SyncRpcChannel::connect_socket(path);
   check_echoes(channel);
   CHECK(channel.pid() == -1);
@@ -89,7 +76,7 @@ TEST_CASE("spinrpc-server on a Unix socket echoes 8 B and 1 MiB and removes the 
 TEST_CASE("spinrpc-server on two FIFOs echoes 8 B and 1 MiB and removes the FIFOs it created") {
   TempDir dir;
   const std::string in = dir / "requests", out = dir / "replies";
-  ServerProcess server(bin("spinrpc-server"), {"--api", "--fifo-in", in, "--fifo-out", out});
+  ServerProcess server(bin_path("spinrpc-server"), {"--api", "--fifo-in", in, "--fifo-out", out});
   auto channel = SyncRpcChannel::connect_fifos(in, out);
   check_echoes(channel);
   channel.close();
@@ -104,7 +91,7 @@ TEST_CASE("spinrpc-server on FIFOs serves a client that opens the reply FIFO fir
   const std::string in = dir / "requests", out = dir / "replies";
   REQUIRE(::mkfifo(in.c_str(), 0600) == 0);
   REQUIRE(::mkfifo(out.c_str(), 0600) == 0);
-  ServerProcess server(bin("spinrpc-server"), {"--api", "--fifo-in", in, "--fifo-out", out});
+  ServerProcess server(bin_path("spinrpc-server"), {"--api", "--fifo-in", in, "--fifo-out", out});
   // The order connect_fifos does not use: replies first (blocks until the
   // server opens them for writing), then requests.
   spinrpc::UniqueFd replies(::open(out.c_str(), O_RDONLY | O_CLOEXEC));
@@ -127,7 +114,7 @@ TEST_CASE("Calls reach the client's callbacks over a socket and over FIFOs") {
   TempDir dir;
   SUBCASE("socket") {
     const std::string path = dir / "api.sock";
-    ServerProcess server(bin("scripted_server"), {"--pipe", path});
+    ServerProcess server(bin_path("scripted_server"), {"--pipe", path});
     auto channel = SyncRpcChannel::connect_socket(path);
     channel.register_callback("readFile", [](std::string_view, std::string_view arg) {
       return "contents of " + std::string(arg);
@@ -139,7 +126,7 @@ TEST_CASE("Calls reach the client's callbacks over a socket and over FIFOs") {
   }
   SUBCASE("FIFOs") {
     const std::string in = dir / "requests", out = dir / "replies";
-    ServerProcess server(bin("scripted_server"), {"--fifo-in", in, "--fifo-out", out});
+    ServerProcess server(bin_path("scripted_server"), {"--fifo-in", in, "--fifo-out", out});
     auto channel = SyncRpcChannel::connect_fifos(in, out);
     channel.register_callback("readFile", [](std::string_view, std::string_view) -> std::string {
       throw std::runtime_error("no such file");
@@ -154,7 +141,7 @@ TEST_CASE("spinrpc-server on a socket ends when the client disconnects in the mi
   TempDir dir;
   const std::string path = dir / "api.sock";
   SUBCASE("halfway through a frame: unexpected EOF, exit 1") {
-    ServerProcess server(bin("spinrpc-server"), {"--api", "--pipe", path});
+    ServerProcess server(bin_path("spinrpc-server"), {"--api", "--pipe", path});
     std::vector<std::byte> frame;
     spinrpc::append_frame(frame, spinrpc::MessageType::Request, spinrpc::as_bytes("echo"),
                           spinrpc::as_bytes("a payload cut short"));
@@ -170,7 +157,7 @@ TEST_CASE("spinrpc-server on a socket ends when the client disconnects in the mi
     CHECK_FALSE(file_exists(path));
   }
   SUBCASE("while the server waits for a CallResponse") {
-    ServerProcess server(bin("scripted_server"), {"--pipe", path});
+    ServerProcess server(bin_path("scripted_server"), {"--pipe", path});
     auto channel = SyncRpcChannel::connect_socket(path);
     channel.register_callback("readFile", [&](std::string_view, std::string_view) -> std::string {
       // The client dies inside its callback: the server never gets an answer.
@@ -199,7 +186,7 @@ TEST_CASE("spinrpc-server ends on SIGTERM or SIGINT with a client connected, rem
   TempDir dir;
   SUBCASE("socket, SIGTERM") {
     const std::string path = dir / "api.sock";
-    ServerProcess server(bin("spinrpc-server"), {"--api", "--pipe", path});
+    ServerProcess server(bin_path("spinrpc-server"), {"--api", "--pipe", path});
     auto channel = SyncRpcChannel::connect_socket(path);
     CHECK(channel.request("echo", "before") == "before");
     server.kill(SIGTERM);
@@ -211,7 +198,7 @@ TEST_CASE("spinrpc-server ends on SIGTERM or SIGINT with a client connected, rem
   }
   SUBCASE("FIFOs, SIGINT") {
     const std::string in = dir / "requests", out = dir / "replies";
-    ServerProcess server(bin("spinrpc-server"), {"--api", "--fifo-in", in, "--fifo-out", out});
+    ServerProcess server(bin_path("spinrpc-server"), {"--api", "--fifo-in", in, "--fifo-out", out});
     auto channel = SyncRpcChannel::connect_fifos(in, out);
     CHECK(channel.request("echo", "before") == "before");
     server.kill(SIGINT);
@@ -223,7 +210,7 @@ TEST_CASE("spinrpc-server ends on SIGTERM or SIGINT with a client connected, rem
   }
   SUBCASE("socket, SIGTERM before any client came") {
     const std::string path = dir / "api.sock";
-    ServerProcess server(bin("spinrpc-server"), {"--api", "--pipe", path});
+    ServerProcess server(bin_path("spinrpc-server"), {"--api", "--pipe", path});
     auto probe = SyncRpcChannel::connect_socket(path);  // waits until it listens
     server.kill(SIGTERM);
     const auto end = server.finish();
@@ -236,11 +223,11 @@ TEST_CASE("spinrpc-server replaces a stale socket file and refuses a path a live
   TempDir dir;
   const std::string path = dir / "api.sock";
   make_stale_socket(path);
-  ServerProcess first(bin("spinrpc-server"), {"--api", "--pipe", path});
+  ServerProcess first(bin_path("spinrpc-server"), {"--api", "--pipe", path});
   auto channel = SyncRpcChannel::connect_socket(path);
   CHECK(channel.request("echo", "first") == "first");
 
-  const auto second = run_server(bin("spinrpc-server"), {"--api", "--pipe", path});
+  const auto second = run_server(bin_path("spinrpc-server"), {"--api", "--pipe", path});
   CHECK(exited_with(second.status, 1));
   CHECK(second.stderr_text == "spinrpc-server: cannot listen on " + path +
                                   ": a live server is listening there: Address already in use\n");
@@ -255,7 +242,7 @@ TEST_CASE("spinrpc-server refuses bad socket paths with one line and leaves noth
   TempDir dir;
   SUBCASE("longer than sun_path") {
     const std::string path = dir / std::string(120, 'x');
-    const auto end = run_server(bin("spinrpc-server"), {"--api", "--pipe", path});
+    const auto end = run_server(bin_path("spinrpc-server"), {"--api", "--pipe", path});
     CHECK(exited_with(end.status, 1));
     CHECK(end.stderr_text == "spinrpc-server: cannot listen on " + path +
                                  ": a Unix socket path must have 1 to 107 bytes: File name too long\n");
@@ -263,14 +250,14 @@ TEST_CASE("spinrpc-server refuses bad socket paths with one line and leaves noth
   }
   SUBCASE("in a directory that does not exist") {
     const std::string path = dir / "missing/api.sock";
-    const auto end = run_server(bin("spinrpc-server"), {"--api", "--pipe", path});
+    const auto end = run_server(bin_path("spinrpc-server"), {"--api", "--pipe", path});
     CHECK(exited_with(end.status, 1));
     CHECK(end.stderr_text == "spinrpc-server: cannot listen on " + path + ": No such file or directory\n");
   }
   SUBCASE("a regular file, which is not removed") {
     const std::string path = dir / "notes.txt";
     std::ofstream(path) << "keep me";
-    const auto end = run_server(bin("spinrpc-server"), {"--api", "--pipe", path});
+    const auto end = run_server(bin_path("spinrpc-server"), {"--api", "--pipe", path});
     CHECK(exited_with(end.status, 1));
     CHECK(end.stderr_text == "spinrpc-server: cannot listen on " + path +
                                  ": it exists and is not a socket (not removing it): File exists\n");
@@ -282,7 +269,7 @@ TEST_CASE("spinrpc-server refuses bad socket paths with one line and leaves noth
   SUBCASE("a FIFO path that is a regular file") {
     const std::string in = dir / "requests";
     std::ofstream(in) << "data";
-    const auto end = run_server(bin("spinrpc-server"), {"--api", "--fifo-in", in, "--fifo-out", dir / "replies"});
+    const auto end = run_server(bin_path("spinrpc-server"), {"--api", "--fifo-in", in, "--fifo-out", dir / "replies"});
     CHECK(exited_with(end.status, 1));
     CHECK(end.stderr_text == "spinrpc-server: cannot use FIFO " + in + ": it exists and is not a FIFO: File exists\n");
     CHECK_FALSE(file_exists(dir / "replies"));
@@ -305,7 +292,7 @@ TEST_CASE("SyncRpcChannel::connect_socket gives up after its timeout with an err
 TEST_CASE("SyncRpcChannel talks to the real tsgo over its --pipe socket") {
   TempDir dir;
   const std::string path = dir / "tsgo.sock";
-  ServerProcess server(tsgo(), {"--api", "--cwd", "/some/dir", "--pipe", path});
+  ServerProcess server(spinrpc::test::tsgo_path(), {"--api", "--cwd", "/some/dir", "--pipe", path});
   auto channel = SyncRpcChannel::connect_socket(path);
   check_echoes(channel);
   CHECK(channel.request("initialize", "null") ==
@@ -322,7 +309,7 @@ namespace {
 TEST_CASE("SyncRpcChannel ends a spawned server that does not answer within request_timeout") {
   spinrpc::SyncRpcOptions options;
   options.request_timeout = 200ms;
-  SyncRpcChannel channel(bin("scripted_peer"), {}, options);
+  SyncRpcChannel channel(bin_path("scripted_peer"), {}, options);
   CHECK(channel.request("echo", "quick") == "quick");
   try {
     channel.request("neverAnswer", "");
@@ -339,7 +326,7 @@ TEST_CASE("SyncRpcChannel ends a spawned server that does not answer within requ
 TEST_CASE("SyncRpcChannel drops a socket connection whose server does not answer within request_timeout") {
   TempDir dir;
   const std::string path = dir / "api.sock";
-  ServerProcess server(bin("scripted_server"), {"--pipe", path});
+  ServerProcess server(bin_path("scripted_server"), {"--pipe", path});
   spinrpc::SyncRpcOptions options;
   options.request_timeout = 100ms;
   auto channel = SyncRpcChannel::connect_socket(path, options);

@@ -20,6 +20,7 @@
 #include <system_error>  // std::system_error
 #include <thread>        // std::thread
 #include <utility>       // std::move
+#include <vector>        // std::vector
 
 #include "channel/fd_channel.h"
 #include "channel/pipe.h"
@@ -83,6 +84,18 @@ inline FdChannel reading_channel(Link& link, ChannelOptions options = {}) {
   UniqueFd out = link.transport == Transport::SocketPair ? dup_cloexec(link.read_end.get())
                                                          : UniqueFd();
   return FdChannel(std::move(link.read_end), std::move(out), options);
+}
+
+/// Writes `all` into `link` in one write(2), closes the writing end, and
+/// returns the channel that reads it: every byte, then EOF, is there before
+/// the channel reads at all.
+inline FdChannel preloaded_channel(Link& link, const std::vector<std::byte>& all,
+                                   ChannelOptions options = {}) {
+  if (::write(link.write_end.get(), all.data(), all.size()) != static_cast<ssize_t>(all.size())) {
+    throw std::runtime_error(std::string("preloading the channel failed: ") + std::strerror(errno));
+  }
+  link.write_end.reset();
+  return reading_channel(link, options);
 }
 
 /// Bytes written into `fd` that its reader has not taken yet.

@@ -39,6 +39,7 @@ using test::Link;
 using test::make_link;
 using test::msgpack_frame;
 using test::pattern;
+using test::preloaded_channel;
 using test::reading_channel;
 using test::same_bytes;
 using test::Transport;
@@ -157,10 +158,7 @@ TEST_CASE("FdChannel returns several frames that arrived in one write one at a t
   for (Transport transport : kTransports) {
     CAPTURE(to_string(transport));
     Link link = make_link(transport);
-    // One write(2) with everything, then EOF, before the channel reads at all.
-    REQUIRE(::write(link.write_end.get(), all.data(), all.size()) == static_cast<ssize_t>(all.size()));
-    link.write_end.reset();
-    FdChannel channel = reading_channel(link);
+    FdChannel channel = preloaded_channel(link, all);
     for (const Expected& want : frames) CHECK(mismatch(channel.read_frame(), want) == "");
     CHECK_FALSE(channel.try_read_frame().has_value());
   }
@@ -530,9 +528,7 @@ TEST_CASE("FdChannel moved into a new object reads on where the old one stopped"
                                         {MessageType::Request, bytes("echo"), bytes("three")}};
   Link link = make_link(Transport::Pipe);
   const Bytes all = wire(frames);
-  REQUIRE(::write(link.write_end.get(), all.data(), all.size()) == static_cast<ssize_t>(all.size()));
-  link.write_end.reset();
-  FdChannel first = reading_channel(link);
+  FdChannel first = preloaded_channel(link, all);
   const int fd = first.in_fd();
   CHECK(mismatch(first.read_frame(), frames[0]) == "");
   FdChannel second(std::move(first));  // the second and third frame are already buffered
@@ -671,9 +667,7 @@ TEST_CASE("FdChannel keeps held frames in place while the unheld bytes behind th
   REQUIRE(wire({frames[3]}).size() == 37);
   Link link = make_link(Transport::Pipe);
   const Bytes all = wire(frames);
-  REQUIRE(::write(link.write_end.get(), all.data(), all.size()) == static_cast<ssize_t>(all.size()));
-  link.write_end.reset();
-  FdChannel channel = reading_channel(link, small_buffer(64));
+  FdChannel channel = preloaded_channel(link, all, small_buffer(64));
   const FrameView a = channel.read_frame();
   REQUIRE(mismatch(a, frames[0]) == "");
   {
@@ -712,9 +706,7 @@ TEST_CASE("FdChannel keeps the outer Hold's frame in place after an inner Hold e
   REQUIRE(wire({frames[3]}).size() == 37);
   Link link = make_link(Transport::Pipe);
   const Bytes all = wire(frames);
-  REQUIRE(::write(link.write_end.get(), all.data(), all.size()) == static_cast<ssize_t>(all.size()));
-  link.write_end.reset();
-  FdChannel channel = reading_channel(link, small_buffer(64));
+  FdChannel channel = preloaded_channel(link, all, small_buffer(64));
   const FrameView a = channel.read_frame();
   REQUIRE(mismatch(a, frames[0]) == "");
   {

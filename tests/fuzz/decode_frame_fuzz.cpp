@@ -28,6 +28,7 @@
 #include "protocol/frame_decoder.h"
 #include "protocol/frame_encoder.h"
 #include "protocol/protocol_error.h"
+#include "tests/support/splitmix64.h"
 
 namespace {
 
@@ -53,18 +54,8 @@ struct Outcome {
   }
 };
 
-// A small deterministic generator (splitmix64) seeded from the input, so a
-// crash replays exactly from its file.
-struct Rng {
-  std::uint64_t state;
-  std::uint64_t next() {
-    std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  std::size_t below(std::size_t n) { return n == 0 ? 0 : static_cast<std::size_t>(next() % n); }
-};
+// Seeded from the input, so a crash replays exactly from its file.
+using Rng = spinrpc::test::SplitMix64;
 
 std::uint64_t seed_of(ByteView in) {
   std::uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a

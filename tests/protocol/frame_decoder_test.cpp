@@ -20,14 +20,13 @@ namespace {
 using test::Bytes;
 using test::bytes;
 using test::FrameLayout;
+using test::kFieldSizes;
+using test::kMiB;
 using test::msgpack_frame;
 using test::pattern;
 using test::same_bytes;
 using test::TypeMarker;
 
-constexpr std::size_t kMiB = std::size_t{1} << 20;
-// Every bin width and its edges: bin8 (0, 1, 255), bin16 (256, 65535), bin32.
-const std::vector<std::size_t> kFieldSizes = {0, 1, 255, 256, 65535, 65536, kMiB};
 // Chunk sizes for partial input (STYLE.md rule 14); 0 means "all at once".
 const std::vector<std::size_t> kChunks = {1, 4, 256, 0};
 

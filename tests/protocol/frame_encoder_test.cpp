@@ -20,12 +20,12 @@ namespace {
 
 using test::Bytes;
 using test::bytes;
+using test::kFieldSizes;
+using test::kMiB;
 using test::msgpack_frame;
 using test::pattern;
 using test::same_bytes;
 
-constexpr std::size_t kMiB = std::size_t{1} << 20;
-const std::vector<std::size_t> kFieldSizes = {0, 1, 255, 256, 65535, 65536, kMiB};
 
 MessageType type_of(std::uint8_t value) { return *parse_message_type(value); }
 

@@ -20,6 +20,10 @@ namespace spinrpc::test {
 using Bytes = std::vector<std::byte>;
 
 /// Bytes from small integers: bytes({0x93, 0x01}).
+inline constexpr std::size_t kMiB = std::size_t{1} << 20;
+/// Every bin width and its edges: bin8 (0, 1, 255), bin16 (256, 65535), bin32.
+inline const std::vector<std::size_t> kFieldSizes = {0, 1, 255, 256, 65535, 65536, kMiB};
+
 inline Bytes bytes(std::initializer_list<int> values) {
   Bytes out;
   for (int v : values) out.push_back(static_cast<std::byte>(v));

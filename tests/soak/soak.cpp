@@ -31,6 +31,7 @@
 #include <vector>     // std::vector
 
 #include "client-shim/sync_rpc_channel.h"
+#include "tests/support/splitmix64.h"
 
 namespace {
 
@@ -53,20 +54,7 @@ constexpr bool kUnderAddressSanitizer = false;
 constexpr bool kUnderAddressSanitizer = false;
 #endif
 
-// splitmix64: small, seedable, the same on every platform.
-struct Rng {
-  std::uint64_t state;
-  std::uint64_t next() {
-    std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  // Uniform in [lo, hi].
-  std::size_t between(std::size_t lo, std::size_t hi) {
-    return lo + static_cast<std::size_t>(next() % (hi - lo + 1));
-  }
-};
+using Rng = spinrpc::test::SplitMix64;
 
 // 90% small, 9% medium, 1% large (see the file comment).
 std::size_t draw_size(Rng& rng) {

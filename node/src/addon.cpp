@@ -442,19 +442,10 @@ class Channel : public Napi::ObjectWrap<Channel> {
     const Napi::Env env = info.Env();
     const ChannelStats s = core_->stats();
     Napi::Object out = Napi::Object::New(env);
-    const auto count = [&](const char* key, std::uint64_t value) {
-      out.Set(key, Napi::Number::New(env, static_cast<double>(value)));
-    };
-    count("waits", s.waits);
-    count("spin_hits", s.spin_hits);
-    count("spin_misses", s.spin_misses);
-    count("spin_contended", s.spin_contended);
-    count("blocked_while_suspended", s.blocked_while_suspended);
-    count("plain_waits", s.plain_waits);
-    count("suspensions", s.suspensions);
-    count("resumptions", s.resumptions);
-    count("spin_us", s.spin_us);
-    count("budget_us", static_cast<std::uint64_t>(s.budget.count()));
+    for (const ChannelCounter& c : kChannelCounters) {
+      out.Set(std::string(c.name), Napi::Number::New(env, static_cast<double>(s.*c.member)));
+    }
+    out.Set("budget_us", Napi::Number::New(env, static_cast<double>(s.budget.count())));
     out.Set("adaptive", Napi::Boolean::New(env, s.adaptive));
     out.Set("spinning", Napi::Boolean::New(env, s.spinning));
     out.Set("budget_reason", Napi::String::New(env, s.budget_reason));

@@ -15,6 +15,10 @@ import { join } from "node:path";
 import { API } from "@typescript/native-preview/unstable/sync";
 import { gone, peers, requireBinary, watchdog } from "./peers.mjs";
 
+// Which channel the client must be using: "spinrpc" (the hook is on) or
+// "typescript" (its own).
+const CHANNEL = process.env.SPINRPC_INTEROP_CHANNEL || "typescript";
+
 const scratch = mkdtempSync(join(tmpdir(), "spinrpc-interop-"));
 after(() => rmSync(scratch, { recursive: true, force: true }));
 

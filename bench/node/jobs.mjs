@@ -154,13 +154,16 @@ export function sparseJob(API, { variant, server, env, n, size, intervalMs }) {
 /**
  * spawn: k times, `new API(...)` (which constructs the channel and spawns
  * the server) and one echo, timed together; close() is not timed.
- * Returns { ns: [k times] }.
+ * Returns { ns: [k times], ctorNs: [k times of new API alone] }: the server's
+ * own start-up is in the first, the client's part is the second.
  */
 export function spawnJob(API, { variant, server, env, k }) {
   const ns = [];
+  const ctorNs = [];
   for (let i = 0; i < k; i++) {
     const t0 = process.hrtime.bigint();
     const api = openApi(API, server, env);
+    ctorNs.push(Number(process.hrtime.bigint() - t0));
     let r;
     try {
       r = api.client.echo("first");
@@ -170,7 +173,7 @@ export function spawnJob(API, { variant, server, env, k }) {
     }
     if (r !== "first") throw new IntegrityError(`${variant}: first echo came back as ${JSON.stringify(r).slice(0, 40)}`);
   }
-  return { ns };
+  return { ns, ctorNs };
 }
 
 /** The large payloads: ASCII text (JSON-like) and random bytes. */

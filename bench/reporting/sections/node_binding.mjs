@@ -39,9 +39,10 @@ export default function section({ say, nodeRun }) {
   if (b.spawn) {
     say(`Spawn to first reply (new API + one echo), ${b.options.spawn} per variant and round.`, "");
     const same = { "binding → spinrpc-server": "pure-JS → spinrpc-server", "binding → tsgo": "pure-JS → tsgo" };
-    say(table(["variant", "n", "median ms", "binding / pure-JS, same server", "median per round ms"],
+    say(table(["variant", "n", "median ms", "binding / pure-JS, same server", "new API alone, median ms", "binding / pure-JS", "median per round ms"],
       Object.entries(b.spawn).map(([name, e]) => [name, count(e.ns.length), ms(median(e.ns)),
-        same[name] ? ratio(median(e.ns), median(b.spawn[same[name]].ns)) : "", e.roundMedian.map(ms).join(", ")])), "");
+        same[name] ? ratio(median(e.ns), median(b.spawn[same[name]].ns)) : "", ms(median(e.ctorNs)),
+        same[name] ? ratio(median(e.ctorNs), median(b.spawn[same[name]].ctorNs)) : "", e.roundMedian.map(ms).join(", ")])), "");
   }
   if (b.large) {
     say(`Large payloads: ${b.options.largeReps} timed echoes of each per variant and round (median ms).`, "");

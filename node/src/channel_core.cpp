@@ -25,9 +25,20 @@ void ChannelCore::Scratch::trim() noexcept {
   capacity = 0;
 }
 
+namespace {
+
+SyncRpcOptions retaining_big_buffers(SyncRpcOptions options) {
+  options.channel.retained_buffer_bytes =
+      std::max(options.channel.retained_buffer_bytes, ChannelCore::kRetainedScratchBytes);
+  return options;
+}
+
+}  // namespace
+
 ChannelCore::ChannelCore(const std::string& executable, const std::vector<std::string>& args,
                          SyncRpcOptions options, bool collect_timing)
-    : channel_(executable, args, std::move(options)), collect_timing_(collect_timing) {}
+    : channel_(executable, args, retaining_big_buffers(std::move(options))),
+      collect_timing_(collect_timing) {}
 
 ChannelCore::~ChannelCore() { end_now(); }
 

@@ -27,10 +27,14 @@ namespace spinrpc::node {
 class ChannelCore {
  public:
   /// A scratch buffer grown beyond this for one big payload is released
-  /// after that request, as FdChannel does with its read buffer.
-  static constexpr std::size_t kRetainedScratchBytes = std::size_t{16} << 20;
+  /// after that request; the channel's read buffer keeps the same bound
+  /// (the shim's default is 16 MiB). Twice that default, so a session that
+  /// moves 16 MiB messages (a big source file for the TS API) reuses its
+  /// buffers instead of faulting in fresh pages for each one.
+  static constexpr std::size_t kRetainedScratchBytes = std::size_t{32} << 20;
 
   /// Spawns the server as SyncRpcChannel does; errors as its constructor.
+  /// options.channel.retained_buffer_bytes is raised to kRetainedScratchBytes.
   /// `collect_timing`: record last_bytes_sent()/last_bytes_received().
   ChannelCore(const std::string& executable, const std::vector<std::string>& args,
               SyncRpcOptions options, bool collect_timing);

@@ -1,4 +1,4 @@
-#include "server/command_line.h"
+#include "app/command_line.h"
 
 #include <sys/stat.h>  // ::stat
 #include <unistd.h>    // ::getcwd
@@ -105,7 +105,6 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
     else if (name == "fifo-out") line.fifo_out = std::string(value());
     else if (name == "max-message-bytes") line.max_message_bytes = parse_size(name, value());
     else if (name == "stats") line.print_stats = boolean();
-    else if (name == "bench-methods") line.bench_methods = boolean();
     else if (name == "spin-us") {
       const std::string_view text = value();
       if (const auto us = parse_spin_us(text)) line.spin.spin_us = *us;
@@ -149,8 +148,6 @@ spinrpc's flags:
   --adaptive=0|1        suspend spinning after 3 waits over 1 ms, resume after
                         3 under (default: TSGO_SYNC_SPIN_ADAPTIVE, else 1)
   --stats               print the channel's spin counters to stderr at exit
-  --bench-methods       also answer benchWork {"busyUs":N,"replyBytes":M}, the
-                        benchmarks' server-side work (off: tsgo's surface only)
   --max-message-bytes N refuse frames larger than N bytes (default 268435456)
   --help                print this text and exit 0 (after --api: to stderr,
                         exit 2, as tsgo does)

@@ -256,10 +256,6 @@ SyncRpcChannel::SyncRpcChannel(const std::string& executable, const std::vector<
 
   PipePair to_child = make_pipe();    // child's stdin
   PipePair from_child = make_pipe();  // child's stdout
-  if (s.options.pipe_bytes > 0) {
-    try_set_pipe_capacity(to_child.write_end.get(), s.options.pipe_bytes);
-    try_set_pipe_capacity(from_child.write_end.get(), s.options.pipe_bytes);
-  }
   s.child =
       ChildProcess::spawn(executable, args, to_child.read_end.get(), from_child.write_end.get());
   // The child has its own copies now. Ours must go at once: while this

@@ -1,7 +1,6 @@
 #pragma once
 
 #include <chrono>       // std::chrono::milliseconds
-#include <cstddef>      // std::size_t
 #include <functional>   // std::function
 #include <memory>       // std::unique_ptr
 #include <string>       // std::string
@@ -44,13 +43,6 @@ struct SyncRpcOptions {
   /// child is killed (SIGKILL) and reaped, or the connection closed. The
   /// wait for the reply is bounded; writing the request is not.
   std::chrono::milliseconds request_timeout{0};
-  /// Capacity asked for each of the two pipes to a spawned child, in bytes
-  /// (best effort: channel/pipe.h, try_set_pipe_capacity); 0 leaves the
-  /// kernel's default (64 KiB). A 64 KiB pipe moves a 1 MiB message in 16
-  /// wake-ups each way; 256 KiB in 4, as few as the Unix socket pair Node
-  /// gives its children (docs/NODE.md, "Large payloads"), at 512 KiB of
-  /// the user's pipe-user-pages-soft allowance (64 MiB) per channel.
-  std::size_t pipe_bytes = std::size_t{256} << 10;
   /// connect_socket()/connect_fifos(): how long to keep retrying while the
   /// server is not listening yet, in ms.
   std::chrono::milliseconds connect_timeout{5000};

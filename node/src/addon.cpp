@@ -219,13 +219,11 @@ void read_options(const Napi::Value& value, SyncRpcOptions& options, bool& colle
       options.request_timeout = std::chrono::milliseconds(count_option(v, "requestTimeoutMs"));
     } else if (key == "closeGraceMs") {
       options.close_grace = std::chrono::milliseconds(count_option(v, "closeGraceMs"));
-    } else if (key == "pipeBytes") {
-      options.pipe_bytes = static_cast<std::size_t>(count_option(v, "pipeBytes"));
     } else {
       throw Napi::TypeError::New(value.Env(),
                                  "SyncRpcChannel: unknown option " + key +
                                      " (collectTiming, spinUs, adaptive, requestTimeoutMs, "
-                                     "closeGraceMs, pipeBytes)");
+                                     "closeGraceMs)");
     }
   }
 }

@@ -5,10 +5,12 @@
 // time and answer with the recorded reply size; between requests the
 // client spends the recorded gap as busy work, as the walker did.
 //
-//   spinrpc-replay --trace FILE [--limit N] [--rounds R] [--parallel LIST]
+//   spinrpc-replay --trace FILE [--start I] [--limit N] [--rounds R] [--parallel LIST]
 //                  [--variants default,off] [--server PATH] [--json FILE]
 //
-// --limit N         replay only the first N requests (0: all; the smoke run)
+// --start I         skip the first I requests (default 0; 2 skips initialize
+//                   and the seconds-long updateSnapshot that loads the program)
+// --limit N         replay at most N requests from there (0: all)
 // --rounds R        paired rounds (default 5); variants alternate their order
 //                   from round to round
 // --parallel LIST   comma-separated concurrency levels, e.g. 1,2,3,4: at each,
@@ -51,13 +53,15 @@ struct TraceRequest {
   std::int64_t gap_ns;     // client work after the reply, before the next request
 };
 
-std::vector<TraceRequest> read_trace(const std::string& path, std::size_t limit) {
+std::vector<TraceRequest> read_trace(const std::string& path, std::size_t start, std::size_t limit) {
   std::ifstream in(path);
   if (!in) throw std::runtime_error("cannot open " + path);
   std::vector<TraceRequest> trace;
   std::string line;
+  std::size_t index = 0;
   while (std::getline(in, line) && (limit == 0 || trace.size() < limit)) {
     if (line.empty() || line[0] == '#') continue;
+    if (index++ < start) continue;
     std::istringstream fields(line);
     TraceRequest r{};
     if (!(fields >> r.method >> r.request_bytes >> r.reply_bytes >> r.server_ns >> r.gap_ns)) {
@@ -187,7 +191,7 @@ std::vector<Result> replay_parallel(const std::vector<TraceRequest>& trace, cons
 
 int run(int argc, char** argv) {
   std::string trace_path, server = default_server(), json_path;
-  std::size_t limit = 0;
+  std::size_t start = 0, limit = 0;
   int rounds = 5;
   std::vector<std::string> parallel_list{"1"}, variants{"default", "off"};
   for (int i = 1; i < argc; ++i) {
@@ -197,6 +201,7 @@ int run(int argc, char** argv) {
       return argv[++i];
     };
     if (arg == "--trace") trace_path = value();
+    else if (arg == "--start") start = std::stoul(value());
     else if (arg == "--limit") limit = std::stoul(value());
     else if (arg == "--rounds") rounds = std::stoi(value());
     else if (arg == "--parallel") parallel_list = split(value());
@@ -207,7 +212,7 @@ int run(int argc, char** argv) {
   }
   if (trace_path.empty()) throw std::invalid_argument("--trace is required");
   for (const auto& v : variants) if (v != "default" && v != "off") throw std::invalid_argument("unknown variant " + v);
-  const auto trace = read_trace(trace_path, limit);
+  const auto trace = read_trace(trace_path, start, limit);
   // "default" must mean the defaults: no TSGO_SYNC_SPIN_* from our caller.
   unsetenv("TSGO_SYNC_SPIN_US");
   unsetenv("TSGO_SYNC_SPIN_ADAPTIVE");
@@ -242,7 +247,7 @@ int main(int argc, char** argv) {
   try {
     return run(argc, argv);
   } catch (const std::invalid_argument& e) {
-    std::fprintf(stderr, "spinrpc-replay: %s\nusage: spinrpc-replay --trace FILE [--limit N] [--rounds R] [--parallel 1,2,3,4] [--variants default,off] [--server PATH] [--json FILE]\n", e.what());
+    std::fprintf(stderr, "spinrpc-replay: %s\nusage: spinrpc-replay --trace FILE [--start I] [--limit N] [--rounds R] [--parallel 1,2,3,4] [--variants default,off] [--server PATH] [--json FILE]\n", e.what());
     return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "spinrpc-replay: %s\n", e.what());

@@ -9,7 +9,7 @@
 //    (bench/workload/fixture/) straight against tsgo and through
 //    spinrpc-record-proxy and requires byte-identical walker output;
 // 3. writes a tsconfig over every K-th module of aws-cdk-lib (sorted
-//    submodule names, the first one included; default K = 12) into
+//    submodule names, the first one included; default K = 12, library.mjs) into
 //    bench/out/workload/project/;
 // 4. walks it through the proxy, then merges the proxy's record (sizes,
 //    server time) with the walker's client gaps, request by request, into
@@ -18,10 +18,11 @@
 // Needs build/bin/spinrpc-record-proxy (SPINRPC_BUILD_DIR) and the interop
 // suite's tsgo (SPINRPC_TSGO overrides it).
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { DEFAULT_EVERY, ensureLibrary, writeSampleProject } from "./library.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const REPO = resolve(HERE, "..", "..");
@@ -31,7 +32,7 @@ const TSGO = process.env.SPINRPC_TSGO ?? join(REPO, "tests", "interop", "node_mo
 const OUT_DIR = join(REPO, "bench", "out", "workload");
 const WALK = join(HERE, "walk.mjs");
 
-const opts = { every: 12, out: join(HERE, "aws-cdk-lib.trace") };
+const opts = { every: DEFAULT_EVERY, out: join(HERE, "aws-cdk-lib.trace") };
 {
   const argv = process.argv.slice(2);
   for (let i = 0; i < argv.length; i++) {
@@ -45,12 +46,7 @@ for (const [what, path] of [["spinrpc-record-proxy", PROXY], ["tsgo", TSGO]]) {
   if (!existsSync(path)) { console.error(`record: ${what} not found at ${path}`); process.exit(1); }
 }
 
-const LIB = join(HERE, "node_modules", "aws-cdk-lib");
-const lockedVersion = JSON.parse(readFileSync(join(HERE, "package-lock.json"), "utf8")).packages["node_modules/aws-cdk-lib"].version;
-if (!existsSync(join(LIB, "package.json")) || JSON.parse(readFileSync(join(LIB, "package.json"), "utf8")).version !== lockedVersion) {
-  console.error(`record: npm ci in bench/workload (aws-cdk-lib@${lockedVersion})`);
-  execFileSync("npm", ["ci", "--ignore-scripts", "--no-audit", "--no-fund"], { cwd: HERE, stdio: "inherit" });
-}
+const lockedVersion = ensureLibrary();
 rmSync(OUT_DIR, { recursive: true, force: true });
 mkdirSync(OUT_DIR, { recursive: true });
 
@@ -81,16 +77,8 @@ if (readFileSync(direct.files.out, "utf8") !== readFileSync(proxied.files.out, "
 console.error(`record: proxy transparent on the fixture (${direct.requests} requests, output sha1 ${direct.outputSha1} both ways)`);
 
 // 3. the sample
-const modules = readdirSync(LIB, { withFileTypes: true })
-  .filter((d) => d.isDirectory() && existsSync(join(LIB, d.name, "index.d.ts")))
-  .map((d) => d.name).sort();
-const sample = modules.filter((_, i) => i % opts.every === 0);
 const project = join(OUT_DIR, "project");
-mkdirSync(project);
-writeFileSync(join(project, "tsconfig.json"), JSON.stringify({
-  compilerOptions: { strict: true, target: "es2022", module: "nodenext", skipLibCheck: true, types: [] },
-  files: sample.map((m) => join(LIB, m, "index.d.ts")),
-}, null, 2));
+const { modules, sample } = writeSampleProject(project, opts.every);
 console.error(`record: walking ${sample.length} of ${modules.length} aws-cdk-lib modules (every ${opts.every}th)`);
 
 // 4. record and merge
@@ -108,7 +96,7 @@ const lines = rows.map(([m, req, reply, , serverNs], i) => {
 const npv = JSON.parse(readFileSync(join(REPO, "tests", "interop", "node_modules", "@typescript", "native-preview", "package.json"), "utf8")).version;
 const header = [
   "# spinrpc workload trace 1 (bench/workload/README.md)",
-  `# command: node bench/workload/record.mjs${opts.every === 12 ? "" : ` --every ${opts.every}`}`,
+  `# command: node bench/workload/record.mjs${opts.every === DEFAULT_EVERY ? "" : ` --every ${opts.every}`}`,
   `# library: aws-cdk-lib@${lockedVersion} .d.ts, ${sample.length} of ${modules.length} modules (sorted, every ${opts.every}th from the first): ${sample.join(",")}`,
   `# client: walk.mjs on @typescript/native-preview@${npv} (JS SyncRpcChannel), node ${process.version}; server: its tsgo --timing behind spinrpc-record-proxy`,
   `# recorded: ${new Date().toISOString()}, ${cpus().length} CPUs, load average ${load.map((x) => x.toFixed(2)).join(" ")} at start; walk ${(rec.wallMs / 1000).toFixed(1)} s`,

@@ -27,9 +27,10 @@
 // Under `node --import node/register.mjs` the Node binding replaces the
 // JS SyncRpcChannel and the walk is otherwise unchanged.
 import { createHash } from "node:crypto";
-import { readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { procCpuSeconds } from "../node/proc_cpu.mjs";
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const PKG = join(REPO, "tests", "interop", "node_modules", "@typescript", "native-preview");
@@ -169,7 +170,7 @@ for (const fileName of project.rootFiles) {
   for (const exported of checker.getExportsOfModule(moduleSymbol)) walkExport(moduleName, exported);
 }
 
-const serverCpu = serverPid ? readCpuNs(serverPid) : null;
+const serverCpu = serverPid ? procCpuSeconds(serverPid) : NaN;
 api.close();
 const wallMs = performance.now() - wallStart;
 const cpu = process.cpuUsage(cpuStart);
@@ -182,17 +183,9 @@ if (opts.gaps) {
 }
 const summary = {
   requests: methods.length, lines: lines.length, wallMs,
-  clientCpuMs: (cpu.user + cpu.system) / 1000, serverCpuMs: serverCpu === null ? null : serverCpu / 1e6,
+  clientCpuMs: (cpu.user + cpu.system) / 1000, serverCpuMs: Number.isNaN(serverCpu) ? null : serverCpu * 1e3,
   outputSha1: createHash("sha1").update(text).digest("hex"),
 };
 if (opts.json) writeFileSync(opts.json, JSON.stringify(summary, null, 2) + "\n");
 console.error(`walk: ${summary.requests} requests, ${summary.lines} lines, ${wallMs.toFixed(0)} ms, output sha1 ${summary.outputSha1}`);
 
-// CPU of another process, ns: utime + stime of /proc/PID/stat (clock ticks).
-function readCpuNs(pid) {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return (Number(fields[11]) + Number(fields[12])) * 1e7;  // USER_HZ = 100
-  } catch { return null; }
-}

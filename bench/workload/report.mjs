@@ -11,6 +11,7 @@
 // --concurrency-json  spinrpc-replay --json at --parallel 1,2,3,4 (figure 4)
 // --js-json      bench/workload/replay.mjs --json (the client's own channel)
 // --e2e-json     bench/workload/e2e.mjs --json (figure 3; the lead runs it)
+// --load-before  the load average when the replays started (run.sh passes it)
 // The section replaces the one already in --out (between its markers) or is
 // appended. Ratios are medians of per-round paired ratios, every round listed.
 import { spawnSync } from "node:child_process";
@@ -18,9 +19,11 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 
+import { percentile } from "../reporting/stats.mjs";
+
 const args = { smoke: false };
 {
-  const keys = { "--trace": "trace", "--replay-json": "replayJson", "--concurrency-json": "concurrencyJson", "--js-json": "jsJson", "--e2e-json": "e2eJson", "--out": "out", "--png-dir": "pngDir", "--command": "command" };
+  const keys = { "--trace": "trace", "--replay-json": "replayJson", "--concurrency-json": "concurrencyJson", "--js-json": "jsJson", "--e2e-json": "e2eJson", "--out": "out", "--png-dir": "pngDir", "--command": "command", "--load-before": "loadBefore" };
   const argv = process.argv.slice(2);
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === "--smoke") { args.smoke = true; continue; }
@@ -34,7 +37,6 @@ const args = { smoke: false };
   for (const k of ["trace", "replayJson", "out", "pngDir"]) if (!args[k]) { console.error(`report (workload): --${k} is required`); process.exit(2); }
 }
 
-const percentile = (sorted, q) => sorted.length ? sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] : NaN;
 const median = (xs) => percentile([...xs].sort((a, b) => a - b), 0.5);
 const f1 = (x) => (x == null || Number.isNaN(x) ? "–" : x.toFixed(1));
 const f2 = (x) => (x == null || Number.isNaN(x) ? "–" : x.toFixed(2));
@@ -65,7 +67,7 @@ say("<!-- workload:begin (bench/workload/report.mjs) -->", "## Production-shaped
 if (args.smoke) say("**Smoke run: a slice of the trace, one round. Not a measurement.**", "");
 say(`Trace: \`${relative(process.cwd(), resolve(args.trace))}\` (bench/workload/README.md), made by:`, "",
   ...header.filter((l) => /^# (command|library|client|recorded):/.test(l)).map((l) => "    " + l.slice(2)), "");
-say(`Report written ${new Date().toISOString()}; ${cpus().length} CPUs, load average ${loadavg().map((x) => x.toFixed(2)).join(" ")} at the end.`, "");
+say(`Report written ${new Date().toISOString()}; ${cpus().length} CPUs; load average (1, 5, 15 min) ${args.loadBefore ? `${args.loadBefore} when the replays started, ` : ""}${loadavg().map((x) => x.toFixed(2)).join(" ")} at the end. Spinning trades idle CPU for latency: with more runnable tasks than CPUs the replays measure contention, not wake-ups.`, "");
 
 say("### 1. The trace's shape beside the proposal's", "",
   "| | this trace (aws-cdk-lib .d.ts, sampled; walk.mjs) | the proposal (jsii compiling aws-cdk-lib from source) |",
@@ -95,10 +97,10 @@ function picture() {
   const script = [
     "set terminal pngcairo size 1000,620 font 'sans,10'", `set output '${png}'`,
     "set title 'Recorded aws-cdk-lib walk: tsgo handler time and client gap per request'",
-    "set logscale x", "set xrange [0.5:2000]", "set yrange [0:1]", "set grid", "set key right bottom",
+    "set logscale x", "set xrange [0.5:2000]", "set yrange [0:1]", "set grid", "set key left top noenhanced",
     "set xlabel 'µs (log scale)'", "set ylabel 'fraction of requests at or below'",
-    "set arrow from 19,0 to 19,1 nohead dt 3 lc rgb '#888888'", "set label 'proposal: gap p50 19 µs' at 20,0.05",
-    "set arrow from 200,0 to 200,1 nohead dt 3 lc rgb '#888888'", "set label 'plateau ~200 µs' at 210,0.12",
+    "set arrow from 19,0 to 19,1 nohead dt 2 lw 1.5 lc rgb '#555555'", "set label 'proposal: gap p50 19 us' at 20,0.05 noenhanced",
+    "set arrow from 200,0 to 200,1 nohead dt 2 lw 1.5 lc rgb '#555555'", "set label 'proposal: plateau near 200 us' at 210,0.12 noenhanced",
     `plot '${dat}' index 0 with lines lw 2 lc rgb '#d62728' title 'handler time (tsgo --timing, n=${server.length})', '${dat}' index 1 with lines lw 2 lc rgb '#1f77b4' title 'client gap (walker, n=${gaps.length})'`,
   ].join("\n");
   const r = spawnSync("gnuplot", [], { input: script, encoding: "utf8" });

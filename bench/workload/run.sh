@@ -42,6 +42,7 @@ else
   smoke_flag=()
 fi
 rm -rf "$OUT"; mkdir -p "$OUT"
+load_before="$(cut -d" " -f1-3 /proc/loadavg)"
 REPLAY="$BUILD_DIR/bin/spinrpc-replay"
 echo "== spinrpc-replay ${fig2[*]} (figure 2)"
 "$REPLAY" --trace "$TRACE" "${fig2[@]}" --json "$OUT/replay.json" >/dev/null
@@ -57,4 +58,4 @@ e2e_json=()
 [[ -f "$ROOT/bench/out/workload/e2e.json" ]] && e2e_json=(--e2e-json "$ROOT/bench/out/workload/e2e.json")
 node "$ROOT/bench/workload/report.mjs" --trace "$TRACE" --replay-json "$OUT/replay.json" \
   --concurrency-json "$OUT/concurrency.json" "${js_json[@]}" "${e2e_json[@]}" \
-  --out "$report" --png-dir "$png_dir" --command "$command" "${smoke_flag[@]}"
+  --load-before "$load_before" --out "$report" --png-dir "$png_dir" --command "$command" "${smoke_flag[@]}"

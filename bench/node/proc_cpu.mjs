@@ -31,3 +31,13 @@ export function procCpuSeconds(pid) {
 
 /** CPU seconds this process has used (user + system). */
 export const selfCpuSeconds = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1e6; };
+
+/**
+ * The pid of this process's only child (over all its threads'
+ * /proc/self/task/TID/children), or undefined if it has none or several:
+ * the server a channel spawned when the channel does not say (the binding).
+ */
+export function onlyChildPid() {
+  const pids = readdirSync("/proc/self/task").flatMap((t) => readFileSync(`/proc/self/task/${t}/children`, "utf8").trim().split(" ").filter(Boolean));
+  return pids.length === 1 ? Number(pids[0]) : undefined;
+}

@@ -17,10 +17,10 @@
 // a binding do). --parallel N runs N copies of this script at once (same
 // node flags). SPINRPC_SERVER overrides build/bin/spinrpc-server.
 import { spawn } from "node:child_process";
-import { readFileSync, appendFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { procCpuSeconds } from "../node/proc_cpu.mjs";
+import { onlyChildPid, procCpuSeconds } from "../node/proc_cpu.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const REPO = resolve(HERE, "..", "..");
@@ -61,6 +61,7 @@ function readTrace() {
   return rows;
 }
 
+
 async function replayOnce(variant) {
   delete process.env.TSGO_SYNC_SPIN_US;
   delete process.env.TSGO_SYNC_SPIN_ADAPTIVE;
@@ -79,7 +80,7 @@ async function replayOnce(variant) {
   // As dist/api/sync/client.js: new SyncRpcChannel(exe, args, collectTiming).
   const channel = new SyncRpcChannel(SERVER, ["--api", "--cwd", process.cwd(), "--bench-methods"], false);
   for (let i = 0; i < 200; i++) channel.requestSync("echo", "warm");
-  const pid = channel.child?.pid;
+  const pid = channel.child?.pid ?? onlyChildPid();
   const server0 = pid ? procCpuSeconds(pid) : NaN;
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
@@ -99,7 +100,7 @@ if (opts.one) {
   process.stdout.write(JSON.stringify(await replayOnce(opts.one)) + "\n");
   process.exit(0);
 }
-const client = process.execArgv.some((a) => a.includes("register")) ? "binding" : "js";
+const client = process.execArgv.some((a) => a === "--import" || a.startsWith("--import=")) ? "binding" : "js";
 if (opts.json) writeFileSync(opts.json, "");
 for (const parallel of opts.parallel) {
   for (let round = 0; round < opts.rounds; round++) {

@@ -30,7 +30,7 @@ import { createHash } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { procCpuSeconds } from "../node/proc_cpu.mjs";
+import { onlyChildPid, procCpuSeconds } from "../node/proc_cpu.mjs";
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const PKG = join(REPO, "tests", "interop", "node_modules", "@typescript", "native-preview");
@@ -81,7 +81,9 @@ for (const name of ["requestSync", "requestBinarySync"]) {
     }
   };
 }
-const serverPid = channel.child?.pid;
+// The server's pid: the JS channel keeps its ChildProcess; a channel that
+// does not (the binding) has spawned this process's only child.
+const serverPid = channel.child?.pid ?? onlyChildPid();
 
 const lines = [];
 const out = (...fields) => lines.push(fields.join("\t"));

@@ -1,6 +1,6 @@
 // spinrpc-replay: plays a workload trace (bench/workload/README.md, "The
-// trace") through the C++ client shim against spinrpc-server
-// --bench-methods. Each recorded Request becomes a benchWork request of the
+// trace") through the C++ client shim against spinrpc-bench-server
+// (spinrpc-server plus benchWork, bench/bench_methods.h). Each recorded Request becomes a benchWork request of the
 // recorded size (padded) asking the server to spend the recorded handling
 // time and answer with the recorded reply size; between requests the
 // client spends the recorded gap as busy work, as the walker did.
@@ -18,7 +18,8 @@
 //                   process and server (default 1)
 // --variants LIST   default (no spin setting anywhere: both ends' defaults)
 //                   and/or off (--spin-us 0 and shim budget 0)
-// --server PATH     spinrpc-server (default: next to this executable)
+// --server PATH     the server (default: SPINRPC_BENCH_SERVER, else the
+//                   spinrpc-bench-server next to this executable)
 // --json FILE       one JSON object per replay (bench/workload/report.mjs)
 //
 // The server's benchWork takes whole µs: the recorded ns are carried over
@@ -101,7 +102,7 @@ Result replay_once(const std::vector<TraceRequest>& trace, const std::string& se
     payloads.push_back(std::move(p));
   }
   spinrpc::SyncRpcOptions options;
-  std::vector<std::string> args{"--api", "--cwd", "/", "--bench-methods"};
+  std::vector<std::string> args{"--api", "--cwd", "/"};
   if (spin_off) {
     options.spin.spin_us = 0;
     options.spin.adaptive = false;
@@ -139,11 +140,12 @@ std::vector<std::string> split(const std::string& list) {
 }
 
 std::string default_server() {
+  if (const char* env = std::getenv("SPINRPC_BENCH_SERVER"); env != nullptr && *env != '\0') return env;
   char self[4096];
   const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0) return "spinrpc-server";
+  if (n <= 0) return "spinrpc-bench-server";
   std::string path(self, static_cast<std::size_t>(n));
-  return path.substr(0, path.rfind('/') + 1) + "spinrpc-server";
+  return path.substr(0, path.rfind('/') + 1) + "spinrpc-bench-server";
 }
 
 // Runs `parallel` replays at once, each in its own forked process; returns

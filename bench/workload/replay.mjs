@@ -2,7 +2,7 @@
 // replay (JS): plays a workload trace (bench/workload/README.md) through the
 // TypeScript client's own SyncRpcChannel, constructed as
 // @typescript/native-preview's dist/api/sync/client.js constructs it,
-// against spinrpc-server --bench-methods: benchWork requests of the recorded
+// against spinrpc-bench-server (spinrpc-server plus benchWork): requests of the recorded
 // sizes, the recorded server time as the server's busy work, the recorded
 // client gaps as busy work here. Run under `node --import node/register.mjs`
 // the Node binding replaces that SyncRpcChannel (same module) unchanged.
@@ -15,7 +15,7 @@
 // at spawn: default unsets TSGO_SYNC_SPIN_US/TSGO_SYNC_SPIN_ADAPTIVE, off
 // sets TSGO_SYNC_SPIN_US=0 (the pure-JS channel never spins; the server and
 // a binding do). --parallel N runs N copies of this script at once (same
-// node flags). SPINRPC_SERVER overrides build/bin/spinrpc-server.
+// node flags). SPINRPC_BENCH_SERVER overrides build/bin/spinrpc-bench-server.
 import { spawn } from "node:child_process";
 import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
@@ -24,7 +24,7 @@ import { onlyChildPid, procCpuSeconds } from "../node/proc_cpu.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const REPO = resolve(HERE, "..", "..");
-const SERVER = process.env.SPINRPC_SERVER ?? join(process.env.SPINRPC_BUILD_DIR ?? join(REPO, "build"), "bin", "spinrpc-server");
+const SERVER = process.env.SPINRPC_BENCH_SERVER || join(process.env.SPINRPC_BUILD_DIR || join(REPO, "build"), "bin", "spinrpc-bench-server");
 const CHANNEL = join(REPO, "tests", "interop", "node_modules", "@typescript", "native-preview", "dist", "api", "syncChannel.js");
 
 function usage(msg) {
@@ -78,7 +78,7 @@ async function replayOnce(variant) {
     return p;
   });
   // As dist/api/sync/client.js: new SyncRpcChannel(exe, args, collectTiming).
-  const channel = new SyncRpcChannel(SERVER, ["--api", "--cwd", process.cwd(), "--bench-methods"], false);
+  const channel = new SyncRpcChannel(SERVER, ["--api", "--cwd", process.cwd()], false);
   for (let i = 0; i < 200; i++) channel.requestSync("echo", "warm");
   const pid = channel.child?.pid ?? onlyChildPid();
   const server0 = pid ? procCpuSeconds(pid) : NaN;

@@ -51,11 +51,10 @@ import { spawn, spawnSync } from "node:child_process";
 import { existsSync, readFileSync, readSync, writeFileSync, writeSync } from "node:fs";
 import { createRequire } from "node:module";
 import { cpus } from "node:os";
+import { procCpuSeconds, selfCpuSeconds } from "./proc_cpu.mjs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import {
-  IntegrityError, JOBS, NPAYLOADS, makePayloads, mismatch, procCpuSeconds, selfCpuSeconds,
-} from "./jobs.mjs";
+import { IntegrityError, JOBS, NPAYLOADS, makePayloads, mismatch } from "./jobs.mjs";
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const INTEROP = join(REPO, "tests", "interop");

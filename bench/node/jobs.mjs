@@ -6,35 +6,7 @@
 // (bench/node/job_child.mjs), the way a user runs it, so the module graph
 // of each is the one its users get.
 
-import { execFileSync } from "node:child_process";
-import { readFileSync, readdirSync } from "node:fs";
-
-let CLK_TCK = 100;
-try { CLK_TCK = Number(execFileSync("getconf", ["CLK_TCK"]).toString().trim()) || 100; } catch { /* keep 100 */ }
-
-/**
- * CPU seconds a live process has used: the sum over its threads of the first
- * field of /proc/PID/task/TID/schedstat (ns on CPU; exact for multi-threaded
- * tsgo, as spinrpc-bench measures it), else utime+stime from /proc/PID/stat
- * in clock ticks.
- */
-export function procCpuSeconds(pid) {
-  try {
-    let ns = 0;
-    for (const tid of readdirSync(`/proc/${pid}/task`)) {
-      try { ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]); } catch { /* thread gone */ }
-    }
-    return ns / 1e9;
-  } catch { /* no schedstat: fall back to ticks */ }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return (Number(f[11]) + Number(f[12])) / CLK_TCK; // utime, stime (fields 14, 15)
-  } catch {
-    return NaN;
-  }
-}
-export const selfCpuSeconds = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1e6; };
+import { procCpuSeconds, selfCpuSeconds } from "./proc_cpu.mjs";
 
 /** Deterministic payloads of `size` bytes, distinct so a stale reply shows. */
 export const NPAYLOADS = 64;

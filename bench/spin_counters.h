@@ -7,8 +7,8 @@
 
 namespace spinrpc::bench {
 
-/// The part of a channel's spin counters a benchmark reports (SPIN.md, "What
-/// the channel reports"), and the policy that was in force. Counters are
+/// The part of a channel's spin counters a benchmark reports
+/// (docs/SPIN.md#counters), and the policy that was in force. Counters are
 /// totals since the channel opened; subtract two readings for one loop.
 struct SpinCounters {
   std::uint64_t waits = 0;

@@ -4,7 +4,7 @@ namespace spinrpc::bench {
 
 namespace {
 // The budget the proposal measured at scale (spin-proposal, "100 µs is the
-// only budget I measured at scale") and SPIN.md's default.
+// only budget I measured at scale") and the default of docs/SPIN.md#settings.
 constexpr long long kBudgetUs = 100;
 }  // namespace
 

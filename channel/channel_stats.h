@@ -6,7 +6,7 @@
 
 namespace spinrpc {
 
-/// What a channel's reader did (SPIN.md, "What the channel reports").
+/// What a channel's reader did (docs/SPIN.md#counters).
 /// Counting is always on: a few integer increments per wait.
 ///
 /// Every read that needed bytes is one wait:

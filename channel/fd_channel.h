@@ -105,7 +105,7 @@ class FdChannel {
     reader_.set_deadline(deadline);
   }
 
-  /// The reader's counters and spin policy (SPIN.md, "What the channel reports").
+  /// The reader's counters and spin policy (docs/SPIN.md#counters).
   const ChannelStats& stats() const noexcept { return reader_.stats(); }
 
   /// The borrowed descriptors (owned by this channel).

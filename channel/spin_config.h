@@ -30,11 +30,11 @@ CpuAllowance available_cpus();
 /// Environment lookup, injectable for tests; returns nullptr when unset.
 using EnvLookup = std::function<const char*(const char* name)>;
 
-/// Resolves the spin policy once at start-up (SPIN.md, "The rule"):
+/// Resolves the spin policy once at start-up (docs/SPIN.md#settings):
 /// a flag beats TSGO_SYNC_SPIN_US / TSGO_SYNC_SPIN_ADAPTIVE, which beat the
 /// defaults (100 µs, adaptive on). With fewer than 2 CPUs (`cpus`) the
 /// default budget is 0: spinning on the CPU the peer needs only delays it
-/// (SPIN.md, "Beyond the proposal"); an explicit setting still wins. An
+/// (docs/SPIN.md#one-cpu); an explicit setting still wins. An
 /// unparsable or negative environment value is reported as one line on
 /// `warnings` naming the variable, then ignored. The result's `reason` says
 /// which rule decided the budget.

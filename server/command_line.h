@@ -18,8 +18,8 @@ class UsageError : public std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
-/// spinrpc-server's command line: tsgo's --api surface (PROTOCOL.md,
-/// "Command line") plus spinrpc's own flags.
+/// spinrpc-server's command line: tsgo's --api surface
+/// (docs/PROTOCOL.md#command-line) plus spinrpc's own flags.
 struct CommandLine {
   ServerOptions server;           ///< --cwd (default: the working directory), --callbacks, --timing
   bool api = false;               ///< --api seen (required)
@@ -32,8 +32,8 @@ struct CommandLine {
   SpinOverrides spin;             ///< --spin-us N, --adaptive=0|1 (beat TSGO_SYNC_SPIN_*)
   bool print_stats = false;       ///< --stats: channel stats to stderr at exit
   bool bench_methods = false;     ///< --bench-methods: register benchWork (server/bench_methods.h)
-  /// One line each for values ignored rather than refused (SPIN.md: an
-  /// unparsable spin setting is reported once and the default used).
+  /// One line each for values ignored rather than refused (docs/SPIN.md#settings:
+  /// an unparsable spin setting is reported once and the default used).
   std::vector<std::string> warnings;
 };
 

@@ -34,7 +34,7 @@ class RequestContext {
   ByteView call(std::string_view callback, ByteView arguments);
   std::string_view call(std::string_view callback, std::string_view arguments);
 
-  /// The channel's spin counters so far (SPIN.md, "What the channel reports").
+  /// The channel's spin counters so far (docs/SPIN.md#counters).
   const ChannelStats& channel_stats() const noexcept;
 
   /// Whether the client announced callback `name` with --callbacks=.

@@ -46,7 +46,7 @@ using test::Transport;
 using test::TypeMarker;
 
 constexpr std::size_t kMiB = std::size_t{1} << 20;
-// Chunk sizes for the writer (STYLE.md rule 14); 0 means "all at once".
+// Chunk sizes for the writer (docs/CONVENTIONS.md#tests); 0 means "all at once".
 const std::vector<std::size_t> kChunks = {1, 4, 256, 0};
 const Transport kTransports[] = {Transport::Pipe, Transport::SocketPair};
 

@@ -28,7 +28,7 @@ struct SpinPolicy {
 /// W == 1 ms changes nothing. The threshold is far above a 100 µs budget on
 /// purpose: on a host with C6 a blocked read returns ~200 µs late even when
 /// the peer answered at once, so "the budget ran out" alone would switch
-/// spinning off exactly where it helps (spin proposal, "adaptive variant").
+/// spinning off exactly where it helps (docs/SPIN.md#the-rule).
 class AdaptiveSpinController {
  public:
   /// Waits in a row on one side of the threshold that flip the state.

@@ -8,7 +8,8 @@
 
 #include "client-shim/sync_rpc_channel.h"
 #include "protocol/frame.h"  // Limits
-#include "server/command_line.h"
+#include "app/command_line.h"
+#include "channel/spin_config.h"  // ignored_spin_setting
 #include "tests/support/paths.h"  // tsgo_path
 
 namespace {
@@ -100,9 +101,19 @@ TEST_CASE("parse_command_line takes the spin flags, and warns about a bad value 
   line = parse({"--api", "--spin-us", "-1", "--adaptive=maybe"});
   CHECK_FALSE(line.spin.spin_us.has_value());
   CHECK_FALSE(line.spin.adaptive.has_value());
-  CHECK(line.warnings == std::vector<std::string>{
-                             "ignoring --spin-us \"-1\": expected a non-negative number of microseconds",
-                             "ignoring --adaptive=maybe: expected 1 or 0"});
+  // The same words as for the environment and the shim options: one parser.
+  CHECK(line.warnings ==
+        std::vector<std::string>{
+            spinrpc::ignored_spin_setting(spinrpc::SpinSetting::BudgetUs, "--spin-us", "-1"),
+            spinrpc::ignored_spin_setting(spinrpc::SpinSetting::Adaptive, "--adaptive", "maybe")});
+  CHECK(line.warnings[0].find("-1") != std::string::npos);
+}
+
+TEST_CASE("parse_command_line takes --version only outside API mode, as tsgo") {
+  CHECK(parse({"--version"}).version == "version");
+  CHECK(parse({"-v"}).version == "v");
+  CHECK_THROWS_WITH_AS(parse({"--api", "--version"}), "flag provided but not defined: -version",
+                       UsageError);
 }
 
 TEST_CASE("parse_command_line's default --cwd is the directory the real tsgo reports") {

@@ -6,9 +6,12 @@
 #      off / fixed / adaptive, rounds alternating;
 #   2. bench/node/echo_latency.mjs: the real TypeScript client against
 #      spinrpc-server (server spin off / fixed / adaptive) and tsgo;
-#   3. bench/report.mjs: the tables, ratios and CDF pictures.
+#   3. bench/report.mjs: the tables, ratios and CDF pictures;
+#   4. bench/workload/run.sh: the recorded aws-cdk-lib walk replayed through
+#      the shim (default vs spin-off, and 1-4 at once) and the JS client; its
+#      own section of the report (bench/workload/README.md).
 #
-#   scripts/bench.sh          full run (about 5 minutes on a 2-vCPU VM);
+#   scripts/bench.sh          full run (about 13 minutes on a 2-vCPU VM);
 #                             writes bench/REPORT.md and bench/report/*.png
 #   scripts/bench.sh --smoke  a few seconds, tiny counts, not a measurement;
 #                             writes bench/out/smoke/REPORT.md, never
@@ -105,3 +108,8 @@ report_args=(--bench-json "$OUT/spinrpc-bench.json" --latency-dir "$OUT/latency"
   --out "$REPORT" --png-dir "$PNG_DIR" --command "$command" --build-dir "$BUILD_DIR")
 ((smoke)) && report_args+=(--smoke)
 node "$ROOT/bench/report.mjs" "${report_args[@]}"
+
+echo "== bench/workload/run.sh"
+workload_args=(--report "$REPORT" --png-dir "$PNG_DIR" --command "$command")
+((smoke)) && workload_args+=(--smoke)
+bash "$ROOT/bench/workload/run.sh" "${workload_args[@]}"

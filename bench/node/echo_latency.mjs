@@ -32,10 +32,11 @@
 // Peers: SPINRPC_SERVER and SPINRPC_TSGO override the default paths
 // (build/bin/spinrpc-server, tests/interop/node_modules/.../lib/tsgo).
 
-import { spawn, execFileSync } from "node:child_process";
-import { existsSync, readFileSync, readSync, readdirSync, writeFileSync, writeSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync, readSync, writeFileSync, writeSync } from "node:fs";
 import { createRequire } from "node:module";
 import { cpus } from "node:os";
+import { procCpuSeconds, selfCpuSeconds } from "./proc_cpu.mjs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
@@ -104,32 +105,6 @@ try {
 
 // ── measurement helpers ───────────────────────────────────────────────
 
-let CLK_TCK = 100;
-try { CLK_TCK = Number(execFileSync("getconf", ["CLK_TCK"]).toString().trim()) || 100; } catch { /* keep 100 */ }
-
-/**
- * CPU seconds a live process has used: the sum over its threads of the first
- * field of /proc/PID/task/TID/schedstat (ns on CPU; exact for multi-threaded
- * tsgo, as spinrpc-bench measures it), else utime+stime from /proc/PID/stat
- * in clock ticks.
- */
-function procCpuSeconds(pid) {
-  try {
-    let ns = 0;
-    for (const tid of readdirSync(`/proc/${pid}/task`)) {
-      try { ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]); } catch { /* thread gone */ }
-    }
-    return ns / 1e9;
-  } catch { /* no schedstat: fall back to ticks */ }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return (Number(f[11]) + Number(f[12])) / CLK_TCK; // utime, stime (fields 14, 15)
-  } catch {
-    return NaN;
-  }
-}
-const selfCpuSeconds = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1e6; };
 
 /** Deterministic payloads of `size` bytes, distinct so a stale reply shows. */
 const NPAYLOADS = 64;

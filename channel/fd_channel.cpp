@@ -169,6 +169,7 @@ void FdChannel::write_frame(MessageType type, ByteView name, ByteView payload) {
   const FrameHeader header = encode_frame_header(type, name.size(), payload.size());
   iovec iov[4] = {to_iovec(header.prefix()), to_iovec(name), to_iovec(header.payload_header()),
                   to_iovec(payload)};
+  reader_.before_write();
   write_all(out_.get(), iov, 4);
 }
 

@@ -14,6 +14,14 @@ namespace {
 constexpr long long kDefaultBudgetUs = 100;
 constexpr char kBudgetVariable[] = "TSGO_SYNC_SPIN_US";
 constexpr char kAdaptiveVariable[] = "TSGO_SYNC_SPIN_ADAPTIVE";
+constexpr char kPlacementVariable[] = "SPINRPC_PLACEMENT";
+
+std::optional<PlacementController::Setting> parse_placement(std::string_view text) {
+  if (text == "auto") return PlacementController::Setting::automatic;
+  if (text == "off") return PlacementController::Setting::off;
+  if (text == "occupy") return PlacementController::Setting::occupy;
+  return std::nullopt;
+}
 
 std::optional<long long> parse_non_negative(std::string_view text) {
   long long value = 0;
@@ -105,6 +113,20 @@ SpinPolicy resolve_spin_policy(const SpinOverrides& overrides, const EnvLookup& 
     } else {
       warnings << "spinrpc: ignoring " << kAdaptiveVariable << "=\"" << text
                << "\": expected 1 or 0\n";
+    }
+  }
+  policy.placement = PlacementController::Setting::automatic;
+  policy.placement_reason = "default";
+  if (overrides.placement) {
+    policy.placement = *overrides.placement;
+    policy.placement_reason = "set explicitly";
+  } else if (const char* text = env(kPlacementVariable); text != nullptr) {
+    if (const auto placement = parse_placement(text)) {
+      policy.placement = *placement;
+      policy.placement_reason = std::string(kPlacementVariable) + "=" + text;
+    } else {
+      warnings << "spinrpc: ignoring " << kPlacementVariable << "=\"" << text
+               << "\": expected auto, off or occupy\n";
     }
   }
   return policy;

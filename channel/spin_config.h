@@ -14,6 +14,7 @@ namespace spinrpc {
 struct SpinOverrides {
   std::optional<long long> spin_us;  ///< µs; must be >= 0
   std::optional<bool> adaptive;
+  std::optional<PlacementController::Setting> placement;  ///< --placement=auto|off|occupy
 };
 
 /// How many CPUs this process may use, and what said so.

@@ -7,21 +7,19 @@
 
 #include <utility>  // std::exchange
 
+#include "channel/contended_yield.h"
 #include "channel/syscall.h"
 #include "channel/timed_out.h"
 
 namespace spinrpc {
-namespace {
-
-// A sched_yield that returns later than this let another task run. An
-// uncontended yield takes well under 1 us here; a peer's short turn on the
-// same CPU (an echo: ~2 us) stays under it; a time slice of someone else
-// (~0.75-3 ms) is far over.
-constexpr std::chrono::microseconds kContendedYield{20};
-
-}  // namespace
 SpinReader::SpinReader(int fd, SpinPolicy policy)
-    : fd_(fd), policy_(std::move(policy)), controller_(policy_.adaptive) {
+    : fd_(fd),
+      policy_(std::move(policy)),
+      controller_(policy_.adaptive),
+      placement_(policy_.budget.count() > 0 ? policy_.placement : PlacementController::Setting::off) {
+  if (policy_.budget.count() > 0 && policy_.placement != PlacementController::Setting::off) {
+    occupier_ = std::make_unique<Occupier>(policy_.budget);
+  }
   const int flags = check_syscall([&] { return ::fcntl(fd_, F_GETFL); }, "get flags of", fd_);
   found_nonblocking_ = (flags & O_NONBLOCK) != 0;
   nonblocking_ = found_nonblocking_;
@@ -40,7 +38,11 @@ SpinReader::SpinReader(SpinReader&& other) noexcept
       nonblocking_(other.nonblocking_),
       stats_(std::move(other.stats_)),
       spun_(other.spun_),
-      deadline_(other.deadline_) {}
+      deadline_(other.deadline_),
+      placement_(other.placement_),
+      occupier_(std::move(other.occupier_)),
+      wrote_at_(other.wrote_at_),
+      contentions_seen_(other.contentions_seen_) {}
 
 SpinReader& SpinReader::operator=(SpinReader&& other) noexcept {
   if (this != &other) {
@@ -53,6 +55,10 @@ SpinReader& SpinReader::operator=(SpinReader&& other) noexcept {
     stats_ = std::move(other.stats_);
     spun_ = other.spun_;
     deadline_ = other.deadline_;
+    placement_ = other.placement_;
+    occupier_ = std::move(other.occupier_);
+    wrote_at_ = other.wrote_at_;
+    contentions_seen_ = other.contentions_seen_;
   }
   return *this;
 }
@@ -165,7 +171,30 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len) {
   return n;
 }
 
+void SpinReader::before_write() noexcept {
+  if (!occupier_) return;
+  wrote_at_ = Clock::now();
+  // Suspended by the adaptive rule (sparse traffic), the budget is not
+  // spent anywhere: no occupying either.
+  if (placement_.mode() == PlacementController::Mode::occupy && controller_.spinning()) {
+    occupier_->poke(sched_getcpu());
+  }
+}
+
+void SpinReader::end_cycle(Clock::time_point now) noexcept {
+  if (!wrote_at_) return;
+  const Clock::duration cycle = now - *wrote_at_;
+  wrote_at_.reset();
+  if (const std::uint64_t c = occupier_->contentions(); c != contentions_seen_) {
+    contentions_seen_ = c;
+    placement_.after_contention();
+  } else if (controller_.spinning()) {
+    placement_.after_cycle(cycle);
+  }
+}
+
 void SpinReader::end_wait(Clock::duration wait) {
+  if (wrote_at_) end_cycle(Clock::now());
   const bool spin = controller_.after_wait(wait);
   stats_.suspensions = controller_.suspensions();
   stats_.resumptions = controller_.resumptions();

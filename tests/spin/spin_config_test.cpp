@@ -49,7 +49,7 @@ TEST_CASE("resolve_spin_policy takes TSGO_SYNC_SPIN_US and TSGO_SYNC_SPIN_ADAPTI
 TEST_CASE("resolve_spin_policy lets a flag beat the environment") {
   FakeEnv env{{{"TSGO_SYNC_SPIN_US", "40"}, {"TSGO_SYNC_SPIN_ADAPTIVE", "0"}}};
   std::ostringstream warnings;
-  const auto policy = resolve_spin_policy(SpinOverrides{0, true}, env.lookup(), kTwoCpus, warnings);
+  const auto policy = resolve_spin_policy(SpinOverrides{0, true, std::nullopt}, env.lookup(), kTwoCpus, warnings);
   CHECK(policy.budget == 0us);
   CHECK(policy.adaptive);
   CHECK(policy.reason == "--spin-us 0");
@@ -86,7 +86,7 @@ TEST_CASE("resolve_spin_policy spins on one CPU when the environment or a flag a
   std::ostringstream warnings;
   CHECK(resolve_spin_policy({}, env.lookup(), kOneCpu, warnings).budget == 100us);
   FakeEnv empty;
-  CHECK(resolve_spin_policy(SpinOverrides{30, std::nullopt}, empty.lookup(), kOneCpu, warnings).budget == 30us);
+  CHECK(resolve_spin_policy(SpinOverrides{30, std::nullopt, std::nullopt}, empty.lookup(), kOneCpu, warnings).budget == 30us);
 }
 
 // Registered twice with ctest: skipped in the plain run, and run alone

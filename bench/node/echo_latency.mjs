@@ -10,16 +10,21 @@
 // --count N     timed echoes per variant, over all rounds (default 20000)
 // --size BYTES  echo payload size in bytes (default 16)
 // --rounds R    rounds; each round spawns every variant once, in an order that
-//               rotates from round to round, so drift falls on all (default 5)
+//               rotates from round to round, so drift falls on all (default 9).
+//               Each spinrpc-server variant is compared with tsgo round by
+//               round: the median of the per-round p50 (and p75) ratios, and
+//               the worst round's p50 of each (docs/PLACEMENT.md).
 // --warmup W    untimed echoes per spawned process before timing (default 1000)
 // --no-floor    skip the two pipe ping-pong floors
 // --server-spin LIST  comma-separated spinrpc-server spin variants, each its
 //               own variant: off (TSGO_SYNC_SPIN_US=0), fixed (100 µs,
 //               TSGO_SYNC_SPIN_ADAPTIVE=0), adaptive (100 µs, adaptive=1),
 //               set in the server's environment at spawn and checked with
-//               getChannelStats. The real client does not spin, so only the
-//               server side varies. Default: one spinrpc-server variant with
-//               this process's environment.
+//               getChannelStats; default (this process's environment, i.e.
+//               the defaults) and placement-off (SPINRPC_PLACEMENT=off). The
+//               real client does not spin, so only the server side varies.
+//               Default: one spinrpc-server variant with this process's
+//               environment.
 // --json FILE   also write the statistics as JSON (bench/report.mjs reads it)
 //
 // Variants: spinrpc-server and tsgo through the real client (echoBinary), and
@@ -46,15 +51,17 @@ const INTEROP = join(REPO, "tests", "interop");
 
 function usage(msg) {
   if (msg) console.error(`echo_latency: ${msg}`);
-  console.error("usage: node bench/node/echo_latency.mjs [--count N] [--size BYTES] [--rounds R] [--warmup W] [--no-floor] [--server-spin off,fixed,adaptive] [--json FILE]");
+  console.error("usage: node bench/node/echo_latency.mjs [--count N] [--size BYTES] [--rounds R] [--warmup W] [--no-floor] [--server-spin default,placement-off,off,fixed,adaptive] [--json FILE]");
   process.exit(2);
 }
 const SERVER_SPIN = {
   off: { TSGO_SYNC_SPIN_US: "0", TSGO_SYNC_SPIN_ADAPTIVE: "0" },
   fixed: { TSGO_SYNC_SPIN_US: "100", TSGO_SYNC_SPIN_ADAPTIVE: "0" },
   adaptive: { TSGO_SYNC_SPIN_US: "100", TSGO_SYNC_SPIN_ADAPTIVE: "1" },
+  default: {},
+  "placement-off": { SPINRPC_PLACEMENT: "off" },
 };
-const opts = { count: 20000, size: 16, rounds: 5, warmup: 1000, floor: true, serverSpin: null, json: null };
+const opts = { count: 20000, size: 16, rounds: 9, warmup: 1000, floor: true, serverSpin: null, json: null };
 {
   const argv = process.argv.slice(2);
   for (let i = 0; i < argv.length; i++) {
@@ -67,7 +74,7 @@ const opts = { count: 20000, size: 16, rounds: 5, warmup: 1000, floor: true, ser
     if (key === "json") { opts.json = v; continue; }
     if (key === "serverSpin") {
       opts.serverSpin = v.split(",").filter(Boolean);
-      for (const name of opts.serverSpin) if (!SERVER_SPIN[name]) usage(`--server-spin: unknown variant ${JSON.stringify(name)} (off, fixed, adaptive)`);
+      for (const name of opts.serverSpin) if (!SERVER_SPIN[name]) usage(`--server-spin: unknown variant ${JSON.stringify(name)} (${Object.keys(SERVER_SPIN).join(", ")})`);
       if (opts.serverSpin.length === 0) usage("--server-spin needs at least one variant");
       continue;
     }
@@ -184,10 +191,13 @@ function runApi(path, env = {}, spin = null) {
     try {
       const pid = api.client.channel.child.pid;
       const c = api.client;
-      if (spin) {
+      const want = SERVER_SPIN[spin];
+      if (want?.TSGO_SYNC_SPIN_US !== undefined || want?.SPINRPC_PLACEMENT !== undefined) {
         const st = JSON.parse(c.channel.requestSync("getChannelStats", ""));
-        const want = SERVER_SPIN[spin];
-        if (String(st.budget_us) !== want.TSGO_SYNC_SPIN_US || (st.budget_us > 0 && String(Number(st.adaptive)) !== want.TSGO_SYNC_SPIN_ADAPTIVE)) {
+        if (want.SPINRPC_PLACEMENT !== undefined && st.placement !== want.SPINRPC_PLACEMENT) {
+          throw new Error(`${variant}: the server runs placement ${st.placement} (${st.placement_reason}), not ${want.SPINRPC_PLACEMENT}`);
+        }
+        if (want.TSGO_SYNC_SPIN_US !== undefined && String(st.budget_us) !== want.TSGO_SYNC_SPIN_US || (st.budget_us > 0 && String(Number(st.adaptive)) !== want.TSGO_SYNC_SPIN_ADAPTIVE)) {
           throw new Error(`${variant}: the server runs budget ${st.budget_us} µs, adaptive ${st.adaptive} (${st.budget_reason}), not ${spin}`);
         }
       }
@@ -302,6 +312,7 @@ for (const v of variants) {
   v.filled = 0;
   v.wall = 0; v.clientCpu = 0; v.serverCpu = 0;
   v.roundP50 = [];
+  v.roundP75 = [];
 }
 try {
   for (let r = 0; r < opts.rounds; r++) {
@@ -309,7 +320,9 @@ try {
     const order = variants.map((_, i) => variants[(i + r) % variants.length]);
     for (const v of order) {
       const res = v.run(v.name, n, v.lat, v.filled);
-      v.roundP50.push(percentile(Float64Array.from(v.lat.subarray(v.filled, v.filled + n)).sort(), 0.5));
+      const sorted = Float64Array.from(v.lat.subarray(v.filled, v.filled + n)).sort();
+      v.roundP50.push(percentile(sorted, 0.5));
+      v.roundP75.push(percentile(sorted, 0.75));
       v.filled += n;
       v.wall += res.wall; v.clientCpu += res.clientCpu; v.serverCpu += res.serverCpu;
     }
@@ -351,20 +364,36 @@ console.log(`client: @typescript/native-preview ${clientVersion} sync client (ec
 console.log("");
 const cols = ["variant", "n", "mean µs", "p50 µs", "p75 µs", "p99 µs", "max µs"];
 if (floorBlocking) cols.push("p50 / floor blocking", "p50 / floor polled");
-cols.push("client CPU s", "server CPU s", "wall s", "p50 per round µs");
+cols.push("client CPU s", "server CPU s", "server CPU ms / 1000 echoes", "wall s", "p50 per round µs");
 console.log(`| ${cols.join(" | ")} |`);
 console.log(`|${cols.map((c, i) => (i === 0 ? " --- " : " ---: ")).join("|")}|`);
 for (const v of variants) {
   const s = v.stats;
   const row = [v.name, s.n, us(s.mean), us(s.p50), us(s.p75), us(s.p99), us(s.max)];
   if (floorBlocking) row.push(ratio(s.p50, floorBlocking.stats.p50), ratio(s.p50, floorPolled.stats.p50));
-  row.push(v.clientCpu.toFixed(3), v.serverCpu.toFixed(3), v.wall.toFixed(3), v.roundP50.map(us).join(", "));
+  row.push(v.clientCpu.toFixed(3), v.serverCpu.toFixed(3), (v.serverCpu * 1e6 / s.n).toFixed(2), v.wall.toFixed(3), v.roundP50.map(us).join(", "));
   console.log(`| ${row.join(" | ")} |`);
 }
-const ts = variants.find((v) => v.kind === "tsgo").stats;
+const tsgo = variants.find((v) => v.kind === "tsgo");
+const ts = tsgo.stats;
+/** Median of a list of numbers. */
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+}
+/** Round-by-round comparison with tsgo: the rounds ran side by side, so the
+ * paired ratio cancels the drift of a shared machine between rounds. */
+function pairedRatios(v) {
+  const p50 = v.roundP50.map((x, r) => x / tsgo.roundP50[r]);
+  const p75 = v.roundP75.map((x, r) => x / tsgo.roundP75[r]);
+  return { p50: median(p50), p75: median(p75), worst: Math.max(...v.roundP50), tsgoWorst: Math.max(...tsgo.roundP50) };
+}
 console.log("");
 for (const v of variants.filter((x) => x.kind === "spinrpc")) {
-  console.log(`${v.name} / tsgo: p50 ${ratio(v.stats.p50, ts.p50)}, p75 ${ratio(v.stats.p75, ts.p75)} (below 1 = spinrpc-server faster)`);
+  const r = pairedRatios(v);
+  v.paired = r;
+  console.log(`${v.name} / tsgo, median of ${opts.rounds} per-round ratios: p50 ${r.p50.toFixed(2)}, p75 ${r.p75.toFixed(2)}; ` +
+    `worst round p50 ${us(r.worst)} µs against tsgo's ${us(r.tsgoWorst)} µs; pooled p50 ${ratio(v.stats.p50, ts.p50)}, p75 ${ratio(v.stats.p75, ts.p75)} (below 1 = spinrpc-server faster)`);
 }
 console.log("");
 console.log("Server CPU is the peer process's CPU time over the timed region (/proc/PID/task/*/schedstat, ns); client CPU is this Node process's. " +
@@ -379,7 +408,8 @@ if (opts.json) {
     variants: variants.map((v) => ({
       name: v.name, kind: v.kind, spin: v.spin ?? null, floor: v.floor ?? null,
       n: v.stats.n, mean_ns: v.stats.mean, p50_ns: v.stats.p50, p75_ns: v.stats.p75, p99_ns: v.stats.p99, max_ns: v.stats.max,
-      client_cpu_s: v.clientCpu, server_cpu_s: v.serverCpu, wall_s: v.wall, round_p50_ns: v.roundP50,
+      client_cpu_s: v.clientCpu, server_cpu_s: v.serverCpu, wall_s: v.wall, round_p50_ns: v.roundP50, round_p75_ns: v.roundP75,
+      paired_vs_tsgo: v.paired ?? null,
     })),
   };
   writeFileSync(opts.json, JSON.stringify(out, null, 2) + "\n");

@@ -16,26 +16,6 @@ constexpr char kBudgetVariable[] = "TSGO_SYNC_SPIN_US";
 constexpr char kAdaptiveVariable[] = "TSGO_SYNC_SPIN_ADAPTIVE";
 constexpr char kPlacementVariable[] = "SPINRPC_PLACEMENT";
 
-std::optional<PlacementController::Setting> parse_placement(std::string_view text) {
-  if (text == "auto") return PlacementController::Setting::automatic;
-  if (text == "off") return PlacementController::Setting::off;
-  if (text == "occupy") return PlacementController::Setting::occupy;
-  return std::nullopt;
-}
-
-std::optional<long long> parse_non_negative(std::string_view text) {
-  long long value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc{} || end != text.data() + text.size() || value < 0) return std::nullopt;
-  return value;
-}
-
-std::optional<bool> parse_switch(std::string_view text) {
-  if (text == "1" || text == "true") return true;
-  if (text == "0" || text == "false") return false;
-  return std::nullopt;
-}
-
 // The quota of the cgroup v2 this process is in: "max 100000" is none,
 // "50000 100000" is half a CPU. cgroup v1 and unreadable files: none.
 std::optional<double> cgroup_quota_cpus() {
@@ -50,7 +30,7 @@ std::optional<double> cgroup_quota_cpus() {
   std::string quota;
   long long period = 0;
   if (!(file >> quota >> period) || quota == "max" || period <= 0) return std::nullopt;
-  const auto quota_us = parse_non_negative(quota);
+  const auto quota_us = parse_spin_us(quota);  // the same rule: a non-negative count of µs
   if (!quota_us) return std::nullopt;
   return static_cast<double>(*quota_us) / static_cast<double>(period);
 }
@@ -62,6 +42,57 @@ std::string format_cpus(double cpus) {
 }
 
 }  // namespace
+
+std::optional<long long> parse_spin_us(std::string_view text) {
+  long long value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc{} || end != text.data() + text.size() || value < 0) return std::nullopt;
+  return value;
+}
+
+std::optional<bool> parse_spin_adaptive(std::string_view text) {
+  if (text == "1" || text == "true") return true;
+  if (text == "0" || text == "false") return false;
+  return std::nullopt;
+}
+
+std::optional<PlacementController::Setting> parse_placement(std::string_view text) {
+  if (text == "auto") return PlacementController::Setting::automatic;
+  if (text == "off") return PlacementController::Setting::off;
+  if (text == "occupy") return PlacementController::Setting::occupy;
+  return std::nullopt;
+}
+
+std::string_view placement_name(PlacementController::Setting setting) noexcept {
+  switch (setting) {
+    case PlacementController::Setting::off:
+      return "off";
+    case PlacementController::Setting::occupy:
+      return "occupy";
+    case PlacementController::Setting::automatic:
+      break;
+  }
+  return "auto";
+}
+
+std::string ignored_spin_setting(SpinSetting setting, std::string_view source, std::string_view value) {
+  std::string line = "ignoring ";
+  line += source;
+  line += "=\"";
+  line += value;
+  switch (setting) {
+    case SpinSetting::BudgetUs:
+      line += "\": expected a non-negative number of microseconds";
+      break;
+    case SpinSetting::Adaptive:
+      line += "\": expected 1 or 0";
+      break;
+    case SpinSetting::Placement:
+      line += "\": expected auto, off or occupy";
+      break;
+  }
+  return line;
+}
 
 CpuAllowance available_cpus() {
   CpuAllowance allowance{0, "unknown"};
@@ -81,17 +112,24 @@ SpinPolicy resolve_spin_policy(const SpinOverrides& overrides, const EnvLookup& 
   SpinPolicy policy;
   policy.adaptive = true;
 
+  const auto warn = [&](SpinSetting setting, std::string_view source, std::string_view value) {
+    warnings << "spinrpc: " << ignored_spin_setting(setting, source, value) << '\n';
+  };
   std::optional<long long> budget_us;
   if (overrides.spin_us && *overrides.spin_us >= 0) {
     budget_us = *overrides.spin_us;
     policy.reason = "--spin-us " + std::to_string(*budget_us);
-  } else if (const char* text = env(kBudgetVariable); text != nullptr) {
-    budget_us = parse_non_negative(text);
-    if (budget_us) {
-      policy.reason = std::string(kBudgetVariable) + "=" + text;
-    } else {
-      warnings << "spinrpc: ignoring " << kBudgetVariable << "=\"" << text
-               << "\": expected a non-negative number of microseconds\n";
+  } else {
+    if (overrides.spin_us) {
+      warn(SpinSetting::BudgetUs, "SyncRpcOptions::spin.spin_us", std::to_string(*overrides.spin_us));
+    }
+    if (const char* text = env(kBudgetVariable); text != nullptr) {
+      budget_us = parse_spin_us(text);
+      if (budget_us) {
+        policy.reason = std::string(kBudgetVariable) + "=" + text;
+      } else {
+        warn(SpinSetting::BudgetUs, kBudgetVariable, text);
+      }
     }
   }
   if (!budget_us) {
@@ -108,25 +146,23 @@ SpinPolicy resolve_spin_policy(const SpinOverrides& overrides, const EnvLookup& 
   if (overrides.adaptive) {
     policy.adaptive = *overrides.adaptive;
   } else if (const char* text = env(kAdaptiveVariable); text != nullptr) {
-    if (const auto adaptive = parse_switch(text)) {
+    if (const auto adaptive = parse_spin_adaptive(text)) {
       policy.adaptive = *adaptive;
     } else {
-      warnings << "spinrpc: ignoring " << kAdaptiveVariable << "=\"" << text
-               << "\": expected 1 or 0\n";
+      warn(SpinSetting::Adaptive, kAdaptiveVariable, text);
     }
   }
   policy.placement = PlacementController::Setting::automatic;
   policy.placement_reason = "default";
   if (overrides.placement) {
     policy.placement = *overrides.placement;
-    policy.placement_reason = "set explicitly";
+    policy.placement_reason = "--placement=" + std::string(placement_name(*overrides.placement));
   } else if (const char* text = env(kPlacementVariable); text != nullptr) {
     if (const auto placement = parse_placement(text)) {
       policy.placement = *placement;
       policy.placement_reason = std::string(kPlacementVariable) + "=" + text;
     } else {
-      warnings << "spinrpc: ignoring " << kPlacementVariable << "=\"" << text
-               << "\": expected auto, off or occupy\n";
+      warn(SpinSetting::Placement, kPlacementVariable, text);
     }
   }
   return policy;

@@ -5,82 +5,112 @@
 #include <sched.h>   // ::sched_yield
 #include <unistd.h>  // ::read
 
-#include <utility>  // std::exchange
+#include <string>   // std::string
+#include <utility>  // std::move
 
 #include "channel/contended_yield.h"
+#include "channel/spin_config.h"
 #include "channel/syscall.h"
 #include "channel/timed_out.h"
 
 namespace spinrpc {
-SpinReader::SpinReader(int fd, SpinPolicy policy)
-    : fd_(fd),
-      policy_(std::move(policy)),
-      controller_(policy_.adaptive),
-      placement_(policy_.budget.count() > 0 ? policy_.placement : PlacementController::Setting::off) {
-  if (policy_.budget.count() > 0 && policy_.placement != PlacementController::Setting::off) {
-    occupier_ = std::make_unique<Occupier>(policy_.budget);
-  }
-  const int flags = check_syscall([&] { return ::fcntl(fd_, F_GETFL); }, "get flags of", fd_);
+SpinReader::OwnedFd::OwnedFd(UniqueFd fd) : fd_(std::move(fd)) {
+  const int flags = check_syscall([&] { return ::fcntl(fd_.get(), F_GETFL); }, "get flags of", fd_.get());
   found_nonblocking_ = (flags & O_NONBLOCK) != 0;
   nonblocking_ = found_nonblocking_;
+}
+
+SpinReader::OwnedFd& SpinReader::OwnedFd::operator=(OwnedFd&& other) noexcept {
+  if (this != &other) {
+    restore_flag();  // before fd_'s assignment closes it
+    fd_ = std::move(other.fd_);
+    found_nonblocking_ = other.found_nonblocking_;
+    nonblocking_ = other.nonblocking_;
+  }
+  return *this;
+}
+
+void SpinReader::OwnedFd::restore_flag() noexcept {
+  if (!fd_ || nonblocking_ == found_nonblocking_) return;
+  // Best effort: never throws, and the fd is ours, so still open.
+  const int flags = ::fcntl(fd_.get(), F_GETFL);
+  if (flags >= 0) {
+    ::fcntl(fd_.get(), F_SETFL, found_nonblocking_ ? (flags | O_NONBLOCK) : (flags & ~O_NONBLOCK));
+  }
+}
+
+void SpinReader::OwnedFd::set_nonblocking(bool on) {
+  const int fd = fd_.get();
+  const int flags = check_syscall([&] { return ::fcntl(fd, F_GETFL); }, "get flags of", fd);
+  const int wanted = on ? (flags | O_NONBLOCK) : (flags & ~O_NONBLOCK);
+  if (wanted != flags) check_syscall([&] { return ::fcntl(fd, F_SETFL, wanted); }, "set flags of", fd);
+  nonblocking_ = on;
+}
+
+SpinReader::SpinReader(UniqueFd fd, SpinPolicy policy)
+    : fd_(std::move(fd)),
+      policy_(std::move(policy)),
+      controller_(policy_.adaptive),
+      // The budget is what occupying may spend: none, no placement.
+      placement_(policy_.budget.count() > 0 ? policy_.placement : PlacementController::Setting::off) {
   set_nonblocking(policy_.budget.count() > 0);
   stats_.budget = policy_.budget;
   stats_.adaptive = policy_.adaptive;
   stats_.spinning = policy_.budget.count() > 0;
   stats_.budget_reason = policy_.reason;
+  const bool placing = policy_.budget.count() > 0 && policy_.placement != PlacementController::Setting::off;
+  if (placing) occupier_ = std::make_unique<Occupier>(policy_.budget);
+  stats_.placement = std::string(placement_name(placing ? policy_.placement : PlacementController::Setting::off));
+  stats_.placement_setting_reason = policy_.budget.count() > 0 ? policy_.placement_reason : "budget 0: nothing to spend";
+  update_placement_stats();
 }
 
-SpinReader::SpinReader(SpinReader&& other) noexcept
-    : fd_(std::exchange(other.fd_, -1)),
-      found_nonblocking_(other.found_nonblocking_),
-      policy_(std::move(other.policy_)),
-      controller_(other.controller_),
-      nonblocking_(other.nonblocking_),
-      stats_(std::move(other.stats_)),
-      spun_(other.spun_),
-      deadline_(other.deadline_),
-      placement_(other.placement_),
-      occupier_(std::move(other.occupier_)),
-      wrote_at_(other.wrote_at_),
-      contentions_seen_(other.contentions_seen_) {}
-
-SpinReader& SpinReader::operator=(SpinReader&& other) noexcept {
-  if (this != &other) {
-    restore_flags();
-    fd_ = std::exchange(other.fd_, -1);
-    found_nonblocking_ = other.found_nonblocking_;
-    policy_ = std::move(other.policy_);
-    controller_ = other.controller_;
-    nonblocking_ = other.nonblocking_;
-    stats_ = std::move(other.stats_);
-    spun_ = other.spun_;
-    deadline_ = other.deadline_;
-    placement_ = other.placement_;
-    occupier_ = std::move(other.occupier_);
-    wrote_at_ = other.wrote_at_;
-    contentions_seen_ = other.contentions_seen_;
+void SpinReader::before_write() noexcept {
+  if (!occupier_) return;
+  wrote_at_ = Clock::now();
+  // Suspended by the adaptive rule (sparse traffic), the budget is spent
+  // nowhere: no occupying either.
+  if (placement_.mode() == PlacementController::Mode::occupy && controller_.spinning()) {
+    const int cpu = sched_getcpu();
+    stats_.cpu = cpu;
+    if (!occupier_->poke(cpu)) {
+      // Fewer than 2 CPUs allowed, or no thread: placement cannot work.
+      occupier_.reset();
+      stats_.placement_setting_reason = "cannot occupy: fewer than 2 CPUs allowed or no thread";
+    }
   }
-  return *this;
 }
 
-SpinReader::~SpinReader() { restore_flags(); }
-
-void SpinReader::restore_flags() noexcept {
-  if (fd_ < 0 || nonblocking_ == found_nonblocking_) return;
-  // Best effort: the fd may already be closed by its owner.
-  const int flags = ::fcntl(fd_, F_GETFL);
-  if (flags >= 0) ::fcntl(fd_, F_SETFL, found_nonblocking_ ? (flags | O_NONBLOCK) : (flags & ~O_NONBLOCK));
+void SpinReader::end_cycle(Clock::time_point now) noexcept {
+  const Clock::duration cycle = now - *wrote_at_;
+  wrote_at_.reset();
+  if (const std::uint64_t c = occupier_->contentions(); c != contentions_seen_) {
+    contentions_seen_ = c;
+    placement_.after_contention();
+  } else if (controller_.spinning()) {
+    placement_.after_cycle(cycle);
+  }
+  update_placement_stats();
 }
 
-void SpinReader::set_nonblocking(bool on) {
-  const int flags = check_syscall([&] { return ::fcntl(fd_, F_GETFL); }, "get flags of", fd_);
-  const int wanted = on ? (flags | O_NONBLOCK) : (flags & ~O_NONBLOCK);
-  if (wanted != flags) check_syscall([&] { return ::fcntl(fd_, F_SETFL, wanted); }, "set flags of", fd_);
-  nonblocking_ = on;
+void SpinReader::update_placement_stats() noexcept {
+  stats_.placement_mode = placement_.mode() == PlacementController::Mode::occupy ? "occupy" : "free";
+  stats_.placement_decision = placement_.reason();
+  stats_.free_cycle_ns = static_cast<std::uint64_t>(placement_.free_estimate().count());
+  stats_.occupy_cycle_ns = static_cast<std::uint64_t>(placement_.occupy_estimate().count());
+  stats_.placement_probes = placement_.probes();
+  stats_.placement_changes = placement_.changes();
+  if (occupier_) {
+    stats_.occupier_contentions = occupier_->contentions();
+    stats_.occupier_cpu = occupier_->cpu();
+    stats_.occupied_time_us = occupier_->occupied_us();
+  }
 }
+
+void SpinReader::set_nonblocking(bool on) { fd_.set_nonblocking(on); }
 
 long SpinReader::try_read(std::byte* buf, std::size_t len) {
-  const ssize_t n = check_syscall([&] { return ::read(fd_, buf, len); }, "read from", fd_);
+  const ssize_t n = check_syscall([&] { return ::read(fd_.get(), buf, len); }, "read from", fd_.get());
   if (n >= 0) return n;
   // Branch: ECONNRESET/EPIPE, the peer died: the same as EOF.
   if (errno == ECONNRESET || errno == EPIPE) return 0;
@@ -97,8 +127,8 @@ std::size_t SpinReader::blocking_read(std::byte* buf, std::size_t len) {
     if (n >= 0) return static_cast<std::size_t>(n);
     // EAGAIN although we meant to block: the fd is non-blocking (spinning
     // mode, or another process shares and changed the file description).
-    pollfd p{fd_, POLLIN, 0};
-    check_syscall([&] { return ::poll(&p, 1, -1); }, "poll", fd_);
+    pollfd p{fd_.get(), POLLIN, 0};
+    check_syscall([&] { return ::poll(&p, 1, -1); }, "poll", fd_.get());
   }
 }
 
@@ -106,9 +136,9 @@ void SpinReader::wait_readable_until(Clock::time_point deadline) {
   for (;;) {
     const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) throw TimedOut("no reply before the deadline");
-    pollfd p{fd_, POLLIN, 0};
+    pollfd p{fd_.get(), POLLIN, 0};
     const int ready = check_syscall([&] { return ::poll(&p, 1, static_cast<int>(left.count())); },
-                                    "poll", fd_);
+                                    "poll", fd_.get());
     if (ready > 0) return;  // bytes, EOF or an error: the read says which
   }
 }
@@ -171,40 +201,18 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len) {
   return n;
 }
 
-void SpinReader::before_write() noexcept {
-  if (!occupier_) return;
-  wrote_at_ = Clock::now();
-  // Suspended by the adaptive rule (sparse traffic), the budget is not
-  // spent anywhere: no occupying either.
-  if (placement_.mode() == PlacementController::Mode::occupy && controller_.spinning()) {
-    occupier_->poke(sched_getcpu());
-  }
-}
-
-void SpinReader::end_cycle(Clock::time_point now) noexcept {
-  if (!wrote_at_) return;
-  const Clock::duration cycle = now - *wrote_at_;
-  wrote_at_.reset();
-  if (const std::uint64_t c = occupier_->contentions(); c != contentions_seen_) {
-    contentions_seen_ = c;
-    placement_.after_contention();
-  } else if (controller_.spinning()) {
-    placement_.after_cycle(cycle);
-  }
-}
-
 void SpinReader::end_wait(Clock::duration wait) {
-  if (wrote_at_) end_cycle(Clock::now());
+  if (wrote_at_ && occupier_) end_cycle(Clock::now());
   const bool spin = controller_.after_wait(wait);
   stats_.suspensions = controller_.suspensions();
   stats_.resumptions = controller_.resumptions();
   stats_.spinning = spin;
-  if (spin != nonblocking_) set_nonblocking(spin);
+  if (spin != fd_.nonblocking()) set_nonblocking(spin);
 }
 
 void SpinReader::add_spin_time(Clock::duration spun) noexcept {
   spun_ += spun;
-  stats_.spin_us = static_cast<std::uint64_t>(
+  stats_.spin_time_us = static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::microseconds>(spun_).count());
 }
 

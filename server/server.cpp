@@ -31,25 +31,11 @@ std::string initialize_reply(const ServerOptions& options) {
 
 }  // namespace
 
-namespace detail {
-
-std::optional<FrameView> read_client_frame(FdChannel& channel) {
-  try {
-    return channel.try_read_frame();
-  } catch (const ProtocolError& e) {
-    throw ProtocolError(kInvalidRequest + std::string(e.what()));
-  }
-}
-
-}  // namespace detail
-
 Server::Server(ServerOptions options) : options_(std::move(options)), timing_(options_.timing) {
-  callbacks_joined_ = ",";
-  for (const std::string& name : options_.callbacks) callbacks_joined_ += name + ",";
-  context_.callbacks_ = &callbacks_joined_;
+  reply_.reserve(kReservedReplyBytes);
 
   on("echo", [](RequestContext& ctx) { ctx.reply_view(ctx.payload()); });
-  // Not tsgo's: the spin counters of this server's reader (SPIN.md).
+  // Not tsgo's: the spin counters of this server's reader (docs/SPIN-NOTES.md).
   on("getChannelStats", [](RequestContext& ctx) { append_json(ctx.reply(), ctx.channel_stats()); });
   // initialize ignores its payload (tsgo answers null, {} and empty alike).
   on("initialize", [reply = initialize_reply(options_)](RequestContext& ctx) {
@@ -109,13 +95,7 @@ void Server::dispatch(FdChannel& channel, std::string_view method, ByteView payl
                                        : std::chrono::steady_clock::time_point{};
   // The request's name and payload must survive the handler's Calls.
   const FdChannel::Hold hold = channel.hold_frame();
-  RequestContext& ctx = context_;
-  ctx.channel_ = &channel;
-  ctx.method_ = method;
-  ctx.payload_ = payload;
-  ctx.reply_.clear();
-  ctx.has_reply_view_ = false;
-  ctx.fatal_ = nullptr;
+  RequestContext ctx(channel, method, payload, reply_);
 
   bool failed = true;
   const auto handler = handlers_.find(method);
@@ -128,17 +108,17 @@ void Server::dispatch(FdChannel& channel, std::string_view method, ByteView payl
       handler->second(ctx);
       failed = false;
     } catch (const std::exception& e) {
-      if (ctx.fatal_) std::rethrow_exception(ctx.fatal_);
+      if (ctx.channel_failure()) std::rethrow_exception(ctx.channel_failure());
       error_text_.assign(e.what());
     } catch (...) {
-      if (ctx.fatal_) std::rethrow_exception(ctx.fatal_);
+      if (ctx.channel_failure()) std::rethrow_exception(ctx.channel_failure());
       error_text_.assign("api: handler for " + std::string(method) + " threw a non-standard exception");
     }
     // A handler that caught a failed call()'s exception and returned still
     // ends the session: the stream is gone or out of step, so no Response
     // may follow (RequestContext::call; found by tests/fuzz, seed
     // swallow-eof-during-call).
-    if (ctx.fatal_) std::rethrow_exception(ctx.fatal_);
+    if (ctx.channel_failure()) std::rethrow_exception(ctx.channel_failure());
   }
   if (timing_.enabled()) {
     timing_.record(method, std::chrono::steady_clock::now() - start, wall_start);

@@ -1,18 +1,20 @@
-#include "server/server_main.h"
+#include "app/server_main.h"
 
 #include <csignal>       // std::signal, SIGPIPE
 #include <cstdio>        // std::fputs
 #include <iostream>      // std::cerr
 #include <system_error>  // std::system_error
 
+#include "app/shutdown_on_signal.h"
 #include "channel/fd_channel.h"
 #include "channel/peer_closed.h"
 #include "channel/spin_config.h"
 #include "protocol/protocol_error.h"
 #include "server/channel_stats_json.h"
-#include "server/created_files.h"
-#include "server/shutdown_on_signal.h"
-#include "server/transport.h"
+#include "transport/created_files.h"
+#include "transport/fifo.h"
+#include "transport/stdio.h"
+#include "transport/unix_socket.h"
 
 namespace spinrpc {
 namespace {
@@ -62,7 +64,8 @@ int serve(const CommandLine& line, const std::string& program, const AddMethods&
   channel_options.spin = resolve_spin_policy(line.spin);
   try {
     const std::unique_ptr<Transport> transport = make_transport(line, files);
-    FdChannel channel = transport->accept(std::move(channel_options));
+    Connection connection = transport->accept();
+    FdChannel channel(std::move(connection.in), std::move(connection.out), std::move(channel_options));
     const StatsAtExit stats(channel, program, line.print_stats);
     try {
       server.serve(channel);

@@ -1,4 +1,4 @@
-#include "server/command_line.h"
+#include "app/command_line.h"
 
 #include <sys/stat.h>  // ::stat
 #include <unistd.h>    // ::getcwd
@@ -105,22 +105,18 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
     else if (name == "fifo-out") line.fifo_out = std::string(value());
     else if (name == "max-message-bytes") line.max_message_bytes = parse_size(name, value());
     else if (name == "stats") line.print_stats = boolean();
-    else if (name == "bench-methods") line.bench_methods = boolean();
     else if (name == "spin-us") {
       const std::string_view text = value();
-      long long us = -1;
-      const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), us);
-      if (error == std::errc{} && end == text.data() + text.size() && us >= 0) {
-        line.spin.spin_us = us;
-      } else {
-        line.warnings.push_back("ignoring --spin-us \"" + std::string(text) +
-                                "\": expected a non-negative number of microseconds");
-      }
+      if (const auto us = parse_spin_us(text)) line.spin.spin_us = *us;
+      else line.warnings.push_back(ignored_spin_setting(SpinSetting::BudgetUs, "--spin-us", text));
     } else if (name == "adaptive") {
       const std::string_view text = inline_value ? *inline_value : "1";
-      if (text == "1" || text == "true") line.spin.adaptive = true;
-      else if (text == "0" || text == "false") line.spin.adaptive = false;
-      else line.warnings.push_back("ignoring --adaptive=" + std::string(text) + ": expected 1 or 0");
+      if (const auto adaptive = parse_spin_adaptive(text)) line.spin.adaptive = *adaptive;
+      else line.warnings.push_back(ignored_spin_setting(SpinSetting::Adaptive, "--adaptive", text));
+    } else if (name == "placement") {
+      const std::string_view text = value();
+      if (const auto placement = parse_placement(text)) line.spin.placement = *placement;
+      else line.warnings.push_back(ignored_spin_setting(SpinSetting::Placement, "--placement", text));
     }
     else throw UsageError("flag provided but not defined: -" + std::string(name));
   }
@@ -155,14 +151,19 @@ spinrpc's flags:
                         (default: TSGO_SYNC_SPIN_US, else 100; 0 with < 2 CPUs)
   --adaptive=0|1        suspend spinning after 3 waits over 1 ms, resume after
                         3 under (default: TSGO_SYNC_SPIN_ADAPTIVE, else 1)
+  --placement=auto|off  where the spin budget may also go: auto keeps the other
+                        CPUs busy for up to the budget after each reply when
+                        that measurably gets a client blocked in read woken on
+                        this CPU (docs/PLACEMENT.md); occupy always does; off
+                        never (default: SPINRPC_PLACEMENT, else auto; nothing
+                        with budget 0)
   --stats               print the channel's spin counters to stderr at exit
-  --bench-methods       also answer benchWork {"busyUs":N,"replyBytes":M}, the
-                        benchmarks' server-side work (off: tsgo's surface only)
   --max-message-bytes N refuse frames larger than N bytes (default 268435456)
   --help                print this text and exit 0 (after --api: to stderr,
                         exit 2, as tsgo does)
 
-Besides tsgo's methods, getChannelStats answers the spin counters as JSON.
+Besides tsgo's methods, getChannelStats answers the spin counters and the
+placement decision as JSON.
 )";
 }
 

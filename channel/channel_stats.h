@@ -45,8 +45,8 @@ struct ChannelStats {
   // Placement (docs/PLACEMENT.md): the setting, the decision and why.
   std::string placement;                 ///< "auto", "off" or "occupy": the setting in force
   std::string placement_setting_reason;  ///< why that setting (SpinPolicy::placement_reason)
-  std::string placement_mode = "free";   ///< "free" or "occupy": what the next cycle does
-  std::string placement_decision;        ///< why (PlacementController::reason)
+  std::string_view placement_mode = "free";  ///< "free" or "occupy": what the next cycle does
+  std::string_view placement_decision;   ///< why (PlacementController::reason; static text)
   std::uint64_t free_cycle_ns = 0;       ///< median cycle (write → next message) measured free; 0: not yet
   std::uint64_t occupy_cycle_ns = 0;     ///< the same, occupying; 0: not yet
   int cpu = -1;                          ///< the reader's CPU at its last write while occupying; -1: none

@@ -18,6 +18,20 @@ std::int64_t now_ns() noexcept {
 
 }  // namespace
 
+Occupier::Occupier(std::chrono::microseconds hold) noexcept : hold_(hold) {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0 || CPU_COUNT(&allowed) < 2) {
+    failed_ = true;
+    return;
+  }
+  try {
+    thread_ = std::thread([this] { run(); });
+  } catch (const std::system_error&) {
+    failed_ = true;
+  }
+}
+
 Occupier::~Occupier() {
   if (!thread_.joinable()) return;
   stop_.store(true);
@@ -30,21 +44,6 @@ bool Occupier::poke(int avoid_cpu) noexcept {
   if (failed_) return false;
   avoid_cpu_.store(avoid_cpu, std::memory_order_relaxed);
   until_ns_.store(now_ns() + std::chrono::nanoseconds(hold_).count(), std::memory_order_relaxed);
-  if (!thread_.joinable()) {
-    cpu_set_t allowed;
-    CPU_ZERO(&allowed);
-    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0 || CPU_COUNT(&allowed) < 2) {
-      failed_ = true;
-      return false;
-    }
-    try {
-      thread_ = std::thread([this] { run(); });
-    } catch (const std::system_error&) {
-      failed_ = true;
-      return false;
-    }
-    return true;
-  }
   // Dekker with run(): we bump pokes_ then read sleeping_; it sets
   // sleeping_ then re-reads pokes_. One of us sees the other (seq_cst).
   pokes_.fetch_add(1);

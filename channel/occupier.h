@@ -18,13 +18,16 @@ namespace spinrpc {
 /// it yields; a yield that comes back late means another task wanted that
 /// CPU, and it lets go at once (contentions()) and sleeps until the next
 /// poke. It never spins longer than `hold` past the last poke, and sleeps on
-/// a futex otherwise; the thread starts at the first poke.
+/// a futex otherwise. The thread starts with the object (so that no
+/// request in steady state allocates), asleep until the first poke.
 ///
 /// WARNING: poke() from one thread at a time (the channel's reader).
 class Occupier {
  public:
   /// `hold`: how long to keep occupying after a poke (the spin budget).
-  explicit Occupier(std::chrono::microseconds hold) noexcept : hold_(hold) {}
+  /// Starts the thread, asleep. Never throws: without 2 allowed CPUs or a
+  /// thread, poke() returns false.
+  explicit Occupier(std::chrono::microseconds hold) noexcept;
   Occupier(const Occupier&) = delete;
   Occupier& operator=(const Occupier&) = delete;
   /// Stops and joins the thread. Never throws.

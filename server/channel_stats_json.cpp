@@ -31,7 +31,7 @@ void append_json(std::string& json, const ChannelStats& s) {
   json += s.spinning ? "true," : "false,";
   key("budget_reason");
   append_json_string(json, s.budget_reason);
-  const auto text = [&](std::string_view name, const std::string& value) {
+  const auto text = [&](std::string_view name, std::string_view value) {
     json += ',';
     key(name);
     append_json_string(json, value);

@@ -51,6 +51,7 @@ struct ChannelStats {
   std::uint64_t occupy_cycle_ns = 0;     ///< the same, occupying; 0: not yet
   int cpu = -1;                          ///< the reader's CPU at its last write while occupying; -1: none
   int occupier_cpu = -1;                 ///< the CPU the occupier last ran on; -1: never ran
+  int occupier_avoided_cpu = -1;         ///< the reader's CPU it kept away from then
 };
 
 /// One counter of ChannelStats: its name (as in JSON and the benchmarks),

@@ -69,8 +69,7 @@ void Occupier::run() noexcept {
     }
     // Occupy until `hold` after the last poke: yield between checks, so any
     // runnable task on this CPU gets it at once.
-    const std::int64_t start = now_ns();
-    std::int64_t t = start;
+    std::int64_t t = now_ns();
     bool contended = false;
     while (t < until_ns_.load(std::memory_order_relaxed) && !stop_.load(std::memory_order_relaxed)) {
       if (avoid_cpu_.load(std::memory_order_relaxed) != pinned_away) break;  // re-pin first
@@ -80,10 +79,13 @@ void Occupier::run() noexcept {
         contended = true;
         break;
       }
+      // Where it runs, away from which CPU, and for how long: kept current
+      // (relaxed stores; sched_getcpu is a vDSO call) for the stats.
+      cpu_.store(sched_getcpu(), std::memory_order_relaxed);
+      avoided_.store(pinned_away, std::memory_order_relaxed);
+      occupied_ns_.fetch_add(static_cast<std::uint64_t>(after - t), std::memory_order_relaxed);
       t = after;
     }
-    cpu_.store(sched_getcpu(), std::memory_order_relaxed);
-    occupied_ns_.fetch_add(static_cast<std::uint64_t>(t - start), std::memory_order_relaxed);
     if (contended) {
       // Let go: another task wants this CPU. The reader sees the count and
       // stops poking for a while (PlacementController::after_contention).

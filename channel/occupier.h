@@ -41,8 +41,10 @@ class Occupier {
 
   /// Times it let go because another task wanted its CPU.
   std::uint64_t contentions() const noexcept { return contentions_.load(std::memory_order_relaxed); }
-  /// The CPU it last ran on, or -1 before it ran.
+  /// The CPU it last ran on while occupying, and the caller's CPU it was
+  /// keeping away from at that moment; -1 before it ran.
   int cpu() const noexcept { return cpu_.load(std::memory_order_relaxed); }
+  int avoided_cpu() const noexcept { return avoided_.load(std::memory_order_relaxed); }
   /// Total µs it spent occupying (wall time, yields included).
   std::uint64_t occupied_us() const noexcept { return occupied_ns_.load(std::memory_order_relaxed) / 1000; }
 
@@ -59,6 +61,7 @@ class Occupier {
   std::atomic<int> avoid_cpu_{-1};            // the caller's CPU at the last poke
   std::atomic<std::uint64_t> contentions_{0};
   std::atomic<int> cpu_{-1};
+  std::atomic<int> avoided_{-1};
   std::atomic<std::uint64_t> occupied_ns_{0};
 };
 

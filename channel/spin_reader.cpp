@@ -103,6 +103,7 @@ void SpinReader::update_placement_stats() noexcept {
   if (occupier_) {
     stats_.occupier_contentions = occupier_->contentions();
     stats_.occupier_cpu = occupier_->cpu();
+    stats_.occupier_avoided_cpu = occupier_->avoided_cpu();
     stats_.occupied_time_us = occupier_->occupied_us();
   }
 }

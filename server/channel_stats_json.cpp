@@ -49,6 +49,7 @@ void append_json(std::string& json, const ChannelStats& s) {
   number("occupy_cycle_ns", static_cast<long long>(s.occupy_cycle_ns));
   number("cpu", s.cpu);
   number("occupier_cpu", s.occupier_cpu);
+  number("occupier_avoided_cpu", s.occupier_avoided_cpu);
   json += '}';
 }
 

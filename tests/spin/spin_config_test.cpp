@@ -3,8 +3,12 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <utility>
 
+#include "channel/pipe.h"
 #include "channel/spin_config.h"
+#include "channel/spin_reader.h"
+#include "channel/unique_fd.h"
 
 namespace {
 
@@ -128,6 +132,38 @@ TEST_CASE("available_cpus sees the single CPU that taskset -c 0 leaves" * doctes
   const auto policy = resolve_spin_policy({});
   CHECK(policy.budget == 0us);
   CHECK(policy.reason.find("1 CPU available") != std::string::npos);
+  // Placement is on by default, but with nothing to spend there is no
+  // occupier either: the reader says so and never starts one.
+  CHECK(policy.placement == spinrpc::PlacementController::Setting::automatic);
+  spinrpc::PipePair pipe = spinrpc::make_pipe();
+  const spinrpc::SpinReader reader(std::move(pipe.read_end), policy);
+  CHECK(reader.stats().placement == "off");
+  CHECK(reader.stats().placement_setting_reason == "budget 0: nothing to spend");
+  CHECK(reader.stats().occupier_cpu == -1);
+}
+
+TEST_CASE("placement: auto by default, SPINRPC_PLACEMENT next, the option first; a bad value warns") {
+  using Setting = spinrpc::PlacementController::Setting;
+  std::ostringstream warnings;
+  FakeEnv empty;
+  auto policy = resolve_spin_policy({}, empty.lookup(), kTwoCpus, warnings);
+  CHECK(policy.placement == Setting::automatic);
+  CHECK(policy.placement_reason == "default");
+  FakeEnv off{{{"SPINRPC_PLACEMENT", "off"}}};
+  policy = resolve_spin_policy({}, off.lookup(), kTwoCpus, warnings);
+  CHECK(policy.placement == Setting::off);
+  CHECK(policy.placement_reason == "SPINRPC_PLACEMENT=off");
+  policy = resolve_spin_policy(SpinOverrides{std::nullopt, std::nullopt, Setting::occupy}, off.lookup(), kTwoCpus,
+                               warnings);
+  CHECK(policy.placement == Setting::occupy);
+  CHECK(policy.placement_reason == "--placement=occupy");
+  CHECK(warnings.str().empty());
+  FakeEnv bad{{{"SPINRPC_PLACEMENT", "sometimes"}}};
+  policy = resolve_spin_policy({}, bad.lookup(), kTwoCpus, warnings);
+  CHECK(policy.placement == Setting::automatic);
+  CHECK(warnings.str() == "spinrpc: ignoring SPINRPC_PLACEMENT=\"sometimes\": expected auto, off or occupy\n");
+  CHECK(spinrpc::parse_placement("auto") == Setting::automatic);
+  CHECK(spinrpc::placement_name(Setting::occupy) == "occupy");
 }
 
 }  // namespace

@@ -94,6 +94,7 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
 
     if (name == "api") line.api = boolean();
     else if (name == "help" || name == "h") line.help = true;
+    else if (name == "version" || name == "v") line.version = std::string(name);
     else if (name == "timing") line.server.timing = boolean();
     else if (name == "async") line.async = boolean();
     else if (name == "cwd") {
@@ -123,6 +124,11 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
   if (cwd_set && line.server.cwd.empty()) throw UsageError("-cwd must not be empty");
   if (!cwd_set) line.server.cwd = working_directory();
   return line;
+}
+
+std::string version_text(const std::string& program) {
+  // Both set by app/CMakeLists.txt from CMakeLists.txt's one place.
+  return program + " " SPINRPC_VERSION " (tsgo API " SPINRPC_TSGO_API_VERSION ")";
 }
 
 const char* usage_text() {
@@ -161,6 +167,8 @@ spinrpc's flags:
   --max-message-bytes N refuse frames larger than N bytes (default 268435456)
   --help                print this text and exit 0 (after --api: to stderr,
                         exit 2, as tsgo does)
+  --version             print spinrpc's version and the tsgo version whose
+                        API it answers, exit 0 (with --api: exit 2, as tsgo)
 
 Besides tsgo's methods, getChannelStats answers the spin counters and the
 placement decision as JSON.

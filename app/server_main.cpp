@@ -96,6 +96,13 @@ int run_server_main(const std::string& program, const std::vector<std::string>& 
   try {
     line = parse_command_line(args);
     for (const std::string& warning : line.warnings) std::cerr << program << ": " << warning << '\n';
+    if (line.version && !line.help) {
+      // tsgo answers --version outside API mode only; in API mode its flag
+      // set does not know the flag: one line and the usage, exit 2.
+      if (line.api) throw UsageError("flag provided but not defined: -" + *line.version);
+      std::cout << version_text(program) << '\n';
+      return 0;
+    }
     if (line.help) {
       // tsgo's flag set treats --help after --api as a usage error: usage on
       // stderr, exit 2. On its own, --help is a request: stdout, exit 0.

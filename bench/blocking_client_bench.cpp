@@ -32,7 +32,7 @@ SyncRpcOptions blocking_client_options() {
 
 void run_blocking_client(benchmark::State& state, const BenchPlan& plan, const std::string& name, Server server) {
   SyncRpcChannel channel = server == Server::Spinrpc
-                               ? SyncRpcChannel(plan.server_path, {"--api", "--bench-methods"}, blocking_client_options())
+                               ? SyncRpcChannel(plan.server_path, {"--api"}, blocking_client_options())
                                : SyncRpcChannel(*plan.tsgo_path, {"--api"}, blocking_client_options());
   warm_up(channel, plan.warmup_echoes, 8, name);
   const std::vector<std::vector<std::byte>> payloads = make_payloads(8, 16);

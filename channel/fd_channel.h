@@ -77,7 +77,7 @@ class FdChannel {
     stream_.set_read_deadline(deadline);
   }
 
-  /// The reader's counters and spin policy (docs/SPIN-NOTES.md).
+  /// The reader's counters and spin policy (docs/SPIN.md#counters).
   const ChannelStats& stats() const noexcept { return stream_.stats(); }
 
   /// The borrowed descriptors (owned by this channel).

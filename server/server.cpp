@@ -35,7 +35,7 @@ Server::Server(ServerOptions options) : options_(std::move(options)), timing_(op
   reply_.reserve(kReservedReplyBytes);
 
   on("echo", [](RequestContext& ctx) { ctx.reply_view(ctx.payload()); });
-  // Not tsgo's: the spin counters of this server's reader (docs/SPIN-NOTES.md).
+  // Not tsgo's: the spin counters of this server's reader (docs/SPIN.md#counters).
   on("getChannelStats", [](RequestContext& ctx) { append_json(ctx.reply(), ctx.channel_stats()); });
   // initialize ignores its payload (tsgo answers null, {} and empty alike).
   on("initialize", [reply = initialize_reply(options_)](RequestContext& ctx) {

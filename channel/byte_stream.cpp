@@ -100,6 +100,9 @@ void ByteStream::replace_buffer(std::size_t capacity) {
 }
 
 void ByteStream::write_all(std::span<iovec> parts) {
+  // The peer may be blocked waiting for these bytes: placement acts now,
+  // before its wake-up is placed (docs/PLACEMENT.md).
+  reader_.before_write();
   if (!lend_) {
     write_copied(parts.data(), static_cast<int>(parts.size()));
     return;

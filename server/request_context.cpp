@@ -6,7 +6,7 @@
 #include "channel/fd_channel.h"
 #include "channel/peer_closed.h"
 #include "server/client_frames.h"
-#include "server/go_format.h"
+#include "protocol/go_format.h"
 #include "server/remote_error.h"
 
 namespace spinrpc {

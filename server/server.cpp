@@ -11,7 +11,7 @@
 #include "protocol/protocol_error.h"
 #include "server/channel_stats_json.h"
 #include "server/client_frames.h"
-#include "server/go_format.h"
+#include "protocol/go_format.h"
 
 namespace spinrpc {
 namespace {

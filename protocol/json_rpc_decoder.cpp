@@ -370,7 +370,7 @@ struct JsonRpcDecoder::Impl {
         if (item_type != od::json_type::number || !is_json_number(token) ||
             token.find_first_of(".eE") != std::string_view::npos || token.size() > 19) {
           fail("json: cannot unmarshal JSON " + std::string(kind_name(item_type)) +
-               " into Go int64 within \"/error/code\"");
+               " into Go int32 within \"/error/code\"");
         }
         m.error_code = get(item.get_int64());
       } else if (name == "message" && item_type == od::json_type::string) {

@@ -65,12 +65,10 @@ void Measurement::publish(benchmark::State& state, const BenchPlan& plan) const 
       server_cpu_known_ ? static_cast<double>(server_cpu_ns_) / 1e9 : -1.0;
   const auto spin = [&](const char* side, const std::optional<SpinCounters>& c) {
     if (!c) return;
-    const std::string p = side;
-    state.counters[p + "spin_hits"] = static_cast<double>(c->spin_hits);
-    state.counters[p + "spin_misses"] = static_cast<double>(c->spin_misses);
-    state.counters[p + "spin_contended"] = static_cast<double>(c->spin_contended);
-    state.counters[p + "suspensions"] = static_cast<double>(c->suspensions);
-    state.counters[p + "spin_ms"] = static_cast<double>(c->spin_us) / 1e3;
+    for (std::size_t i = 0; i < kChannelCounters.size(); ++i) {
+      state.counters[std::string(side) + std::string(kChannelCounters[i].name)] =
+          static_cast<double>(c->values[i]);
+    }
   };
   spin("cli_", client_spin_);
   spin("srv_", server_spin_);

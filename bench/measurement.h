@@ -23,9 +23,9 @@ namespace spinrpc::bench {
 /// publish() turns it into Google Benchmark counters, all plain values:
 ///   samples, mean_us, p50_us, p75_us, p99_us, max_us  (the latencies)
 ///   wall_s, client_cpu_s, server_cpu_s                (the timed loop; -1: unknown)
-///   cli_/srv_ spin_hits, spin_misses, suspensions  (when set)
-///   cli_/srv_ spin_ms: wall ms spent in spin loops (SpinReader counts wall
-///            time, so a spinner that yielded its CPU away still counts)
+///   cli_/srv_ + every counter of kChannelCounters, under its own name
+///            (channel/channel_stats.h; when set). spin_time_us is wall
+///            time, so a spinner that yielded its CPU away still counts.
 /// and writes the raw latencies to plan.latency_dir.
 class Measurement {
  public:

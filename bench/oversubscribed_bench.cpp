@@ -118,16 +118,6 @@ bool read_all(int fd, void* data, std::size_t len) {
   ::_exit(status);
 }
 
-SpinCounters& operator+=(SpinCounters& a, const SpinCounters& b) noexcept {
-  a.waits += b.waits;
-  a.spin_hits += b.spin_hits;
-  a.spin_misses += b.spin_misses;
-  a.spin_contended += b.spin_contended;
-  a.suspensions += b.suspensions;
-  a.spin_us += b.spin_us;
-  return a;
-}
-
 void run_pairs(benchmark::State& state, const BenchPlan& plan, const std::string& name, int pairs, Variant v) {
   PipePair go = make_pipe();
   std::vector<UniqueFd> results;

@@ -9,24 +9,19 @@ namespace spinrpc::bench {
 
 SpinCounters operator-(const SpinCounters& later, const SpinCounters& earlier) noexcept {
   SpinCounters d = later;
-  d.waits -= earlier.waits;
-  d.spin_hits -= earlier.spin_hits;
-  d.spin_misses -= earlier.spin_misses;
-  d.spin_contended -= earlier.spin_contended;
-  d.suspensions -= earlier.suspensions;
-  d.spin_us -= earlier.spin_us;
+  for (std::size_t i = 0; i < d.values.size(); ++i) d.values[i] -= earlier.values[i];
   return d;
+}
+
+SpinCounters& operator+=(SpinCounters& sum, const SpinCounters& more) noexcept {
+  for (std::size_t i = 0; i < sum.values.size(); ++i) sum.values[i] += more.values[i];
+  return sum;
 }
 
 SpinCounters client_spin_counters(const SyncRpcChannel& channel) {
   const ChannelStats s = channel.stats();
   SpinCounters c;
-  c.waits = s.waits;
-  c.spin_hits = s.spin_hits;
-  c.spin_misses = s.spin_misses;
-  c.spin_contended = s.spin_contended;
-  c.suspensions = s.suspensions;
-  c.spin_us = s.spin_us;
+  for (std::size_t i = 0; i < kChannelCounters.size(); ++i) c.values[i] = s.*kChannelCounters[i].member;
   c.budget = s.budget;
   c.adaptive = s.adaptive;
   return c;
@@ -39,25 +34,19 @@ SpinCounters server_spin_counters(SyncRpcChannel& channel) {
   if (parser.parse(json).get(doc) != simdjson::SUCCESS) {
     throw std::runtime_error("getChannelStats replied with invalid JSON: " + json);
   }
-  const auto u64 = [&](const char* key) {
+  const auto lacks = [&](std::string_view key) {
+    return std::runtime_error("getChannelStats reply lacks \"" + std::string(key) + "\": " + json);
+  };
+  const auto u64 = [&](std::string_view key) {
     std::uint64_t value = 0;
-    if (doc[key].get(value) != simdjson::SUCCESS) {
-      throw std::runtime_error(std::string("getChannelStats reply lacks \"") + key + "\": " + json);
-    }
+    if (doc[key].get(value) != simdjson::SUCCESS) throw lacks(key);
     return value;
   };
   SpinCounters c;
-  c.waits = u64("waits");
-  c.spin_hits = u64("spin_hits");
-  c.spin_misses = u64("spin_misses");
-  c.spin_contended = u64("spin_contended");
-  c.suspensions = u64("suspensions");
-  c.spin_us = u64("spin_us");
+  for (std::size_t i = 0; i < kChannelCounters.size(); ++i) c.values[i] = u64(kChannelCounters[i].name);
   c.budget = std::chrono::microseconds(static_cast<long long>(u64("budget_us")));
   bool adaptive = false;
-  if (doc["adaptive"].get(adaptive) != simdjson::SUCCESS) {
-    throw std::runtime_error("getChannelStats reply lacks \"adaptive\": " + json);
-  }
+  if (doc["adaptive"].get(adaptive) != simdjson::SUCCESS) throw lacks("adaptive");
   c.adaptive = adaptive;
   return c;
 }

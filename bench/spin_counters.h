@@ -1,28 +1,28 @@
 #pragma once
 
+#include <array>    // std::array
 #include <chrono>   // std::chrono::microseconds
 #include <cstdint>  // std::uint64_t
 
+#include "channel/channel_stats.h"
 #include "client-shim/sync_rpc_channel.h"
 
 namespace spinrpc::bench {
 
-/// The part of a channel's spin counters a benchmark reports (SPIN.md, "What
-/// the channel reports"), and the policy that was in force. Counters are
-/// totals since the channel opened; subtract two readings for one loop.
+/// A channel's spin counters (every one of kChannelCounters, in its order)
+/// and the policy that was in force. Counters are totals since the channel
+/// opened; subtract two readings for one loop. Trivially copyable, so a
+/// forked client can send it back as raw bytes.
 struct SpinCounters {
-  std::uint64_t waits = 0;
-  std::uint64_t spin_hits = 0;    ///< bytes came within the budget
-  std::uint64_t spin_misses = 0;  ///< budget spent (or CPU contended), then blocked
-  std::uint64_t spin_contended = 0;  ///< of spin_misses: ended early, the CPU was contended
-  std::uint64_t suspensions = 0;  ///< adaptive rule switched spinning off
-  std::uint64_t spin_us = 0;      ///< µs spent spinning
+  std::array<std::uint64_t, kChannelCounters.size()> values{};  ///< kChannelCounters order
   std::chrono::microseconds budget{0};
   bool adaptive = false;
 };
 
 /// Counters of `later` minus those of `earlier`; policy fields from `later`.
 SpinCounters operator-(const SpinCounters& later, const SpinCounters& earlier) noexcept;
+/// Adds `more`'s counters to `sum` (pairs running side by side).
+SpinCounters& operator+=(SpinCounters& sum, const SpinCounters& more) noexcept;
 
 /// The client shim's own reader counters (SyncRpcChannel::stats()).
 SpinCounters client_spin_counters(const SyncRpcChannel& channel);

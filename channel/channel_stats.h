@@ -1,30 +1,58 @@
 #pragma once
 
-#include <chrono>   // std::chrono::microseconds
-#include <cstdint>  // std::uint64_t
-#include <string>   // std::string
+#include <array>        // std::array
+#include <chrono>       // std::chrono::microseconds
+#include <cstdint>      // std::uint64_t
+#include <string>       // std::string
+#include <string_view>  // std::string_view
 
 namespace spinrpc {
 
-/// What a channel's reader did (SPIN.md, "What the channel reports").
-/// Counting is always on: a few integer increments per wait.
+/// The reader's counters, spelled out once: X(name, meaning). Each is a
+/// total since the reader started. A name says its unit: a plural noun
+/// counts events of that kind; `_us` is a time in µs. The same names are
+/// the members of ChannelStats, the members of getChannelStats' JSON, the
+/// `--stats` line and the benchmark counters (with a cli_/srv_ prefix).
 ///
 /// Every read that needed bytes is one wait:
 /// waits = spin_hits + spin_misses + blocked_while_suspended + plain_waits.
+#define SPINRPC_CHANNEL_COUNTERS(X)                                                              \
+  X(waits, "reads that needed bytes")                                                            \
+  X(spin_hits, "waits whose bytes came within the spin budget")                                  \
+  X(spin_misses, "waits that spent the budget (or found the CPU contended), then blocked")       \
+  X(spin_contended, "of spin_misses: a yield gave the CPU away, so the spin stopped early")      \
+  X(blocked_while_suspended, "waits that blocked at once: the adaptive rule suspended spinning") \
+  X(plain_waits, "waits that blocked at once: budget 0")                                         \
+  X(suspensions, "times the adaptive rule switched spinning off")                                \
+  X(resumptions, "times the adaptive rule switched spinning back on")                            \
+  X(spin_time_us, "wall µs spent in the spin loop, yields included")
+
+/// What a channel's reader did and the spin policy in force
+/// (docs/SPIN-NOTES.md). Counting is always on: a few integer increments
+/// per wait.
 struct ChannelStats {
-  std::uint64_t waits = 0;                    ///< reads that needed bytes
-  std::uint64_t spin_hits = 0;                ///< bytes came within the spin budget
-  std::uint64_t spin_misses = 0;              ///< budget spent (or CPU contended), then blocked
-  std::uint64_t spin_contended = 0;           ///< of spin_misses: a yield gave the CPU away, so the spin stopped early
-  std::uint64_t blocked_while_suspended = 0;  ///< blocked at once: adaptive rule suspended spinning
-  std::uint64_t plain_waits = 0;              ///< blocked at once: budget 0
-  std::uint64_t suspensions = 0;              ///< adaptive rule switched spinning off
-  std::uint64_t resumptions = 0;              ///< adaptive rule switched spinning back on
-  std::uint64_t spin_us = 0;                  ///< total wall µs spent in the spin loop (yields included)
-  std::chrono::microseconds budget{0};        ///< effective spin budget
-  bool adaptive = false;                      ///< adaptive rule on
-  bool spinning = false;                      ///< the next wait spins
-  std::string budget_reason;                  ///< why `budget` (SpinPolicy::reason)
+#define SPINRPC_COUNTER_MEMBER(name, meaning) std::uint64_t name = 0;
+  SPINRPC_CHANNEL_COUNTERS(SPINRPC_COUNTER_MEMBER)
+#undef SPINRPC_COUNTER_MEMBER
+  std::chrono::microseconds budget{0};  ///< effective spin budget (JSON: budget_us)
+  bool adaptive = false;                ///< adaptive rule on
+  bool spinning = false;                ///< the next wait spins
+  std::string budget_reason;            ///< why `budget` (SpinPolicy::reason)
+};
+
+/// One counter of ChannelStats: its name (as in JSON and the benchmarks),
+/// the member, and what it counts.
+struct ChannelCounter {
+  std::string_view name;
+  std::uint64_t ChannelStats::*member;
+  std::string_view meaning;
+};
+
+/// Every counter, in the order of SPINRPC_CHANNEL_COUNTERS.
+inline constexpr std::array kChannelCounters = {
+#define SPINRPC_COUNTER_ENTRY(name, meaning) ChannelCounter{#name, &ChannelStats::name, meaning},
+    SPINRPC_CHANNEL_COUNTERS(SPINRPC_COUNTER_ENTRY)
+#undef SPINRPC_COUNTER_ENTRY
 };
 
 }  // namespace spinrpc

@@ -15,19 +15,6 @@ constexpr long long kDefaultBudgetUs = 100;
 constexpr char kBudgetVariable[] = "TSGO_SYNC_SPIN_US";
 constexpr char kAdaptiveVariable[] = "TSGO_SYNC_SPIN_ADAPTIVE";
 
-std::optional<long long> parse_non_negative(std::string_view text) {
-  long long value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc{} || end != text.data() + text.size() || value < 0) return std::nullopt;
-  return value;
-}
-
-std::optional<bool> parse_switch(std::string_view text) {
-  if (text == "1" || text == "true") return true;
-  if (text == "0" || text == "false") return false;
-  return std::nullopt;
-}
-
 // The quota of the cgroup v2 this process is in: "max 100000" is none,
 // "50000 100000" is half a CPU. cgroup v1 and unreadable files: none.
 std::optional<double> cgroup_quota_cpus() {
@@ -42,7 +29,7 @@ std::optional<double> cgroup_quota_cpus() {
   std::string quota;
   long long period = 0;
   if (!(file >> quota >> period) || quota == "max" || period <= 0) return std::nullopt;
-  const auto quota_us = parse_non_negative(quota);
+  const auto quota_us = parse_spin_us(quota);  // the same rule: a non-negative count of µs
   if (!quota_us) return std::nullopt;
   return static_cast<double>(*quota_us) / static_cast<double>(period);
 }
@@ -54,6 +41,29 @@ std::string format_cpus(double cpus) {
 }
 
 }  // namespace
+
+std::optional<long long> parse_spin_us(std::string_view text) {
+  long long value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc{} || end != text.data() + text.size() || value < 0) return std::nullopt;
+  return value;
+}
+
+std::optional<bool> parse_spin_adaptive(std::string_view text) {
+  if (text == "1" || text == "true") return true;
+  if (text == "0" || text == "false") return false;
+  return std::nullopt;
+}
+
+std::string ignored_spin_setting(SpinSetting setting, std::string_view source, std::string_view value) {
+  std::string line = "ignoring ";
+  line += source;
+  line += "=\"";
+  line += value;
+  line += setting == SpinSetting::BudgetUs ? "\": expected a non-negative number of microseconds"
+                                           : "\": expected 1 or 0";
+  return line;
+}
 
 CpuAllowance available_cpus() {
   CpuAllowance allowance{0, "unknown"};
@@ -73,17 +83,24 @@ SpinPolicy resolve_spin_policy(const SpinOverrides& overrides, const EnvLookup& 
   SpinPolicy policy;
   policy.adaptive = true;
 
+  const auto warn = [&](SpinSetting setting, std::string_view source, std::string_view value) {
+    warnings << "spinrpc: " << ignored_spin_setting(setting, source, value) << '\n';
+  };
   std::optional<long long> budget_us;
   if (overrides.spin_us && *overrides.spin_us >= 0) {
     budget_us = *overrides.spin_us;
     policy.reason = "--spin-us " + std::to_string(*budget_us);
-  } else if (const char* text = env(kBudgetVariable); text != nullptr) {
-    budget_us = parse_non_negative(text);
-    if (budget_us) {
-      policy.reason = std::string(kBudgetVariable) + "=" + text;
-    } else {
-      warnings << "spinrpc: ignoring " << kBudgetVariable << "=\"" << text
-               << "\": expected a non-negative number of microseconds\n";
+  } else {
+    if (overrides.spin_us) {
+      warn(SpinSetting::BudgetUs, "SyncRpcOptions::spin.spin_us", std::to_string(*overrides.spin_us));
+    }
+    if (const char* text = env(kBudgetVariable); text != nullptr) {
+      budget_us = parse_spin_us(text);
+      if (budget_us) {
+        policy.reason = std::string(kBudgetVariable) + "=" + text;
+      } else {
+        warn(SpinSetting::BudgetUs, kBudgetVariable, text);
+      }
     }
   }
   if (!budget_us) {
@@ -100,11 +117,10 @@ SpinPolicy resolve_spin_policy(const SpinOverrides& overrides, const EnvLookup& 
   if (overrides.adaptive) {
     policy.adaptive = *overrides.adaptive;
   } else if (const char* text = env(kAdaptiveVariable); text != nullptr) {
-    if (const auto adaptive = parse_switch(text)) {
+    if (const auto adaptive = parse_spin_adaptive(text)) {
       policy.adaptive = *adaptive;
     } else {
-      warnings << "spinrpc: ignoring " << kAdaptiveVariable << "=\"" << text
-               << "\": expected 1 or 0\n";
+      warn(SpinSetting::Adaptive, kAdaptiveVariable, text);
     }
   }
   return policy;

@@ -4,6 +4,7 @@
 #include <optional>    // std::optional
 #include <ostream>     // std::ostream
 #include <string>      // std::string
+#include <string_view> // std::string_view
 
 #include "channel/spin_policy.h"
 
@@ -12,9 +13,27 @@ namespace spinrpc {
 /// Explicit settings that beat the environment: the server's --spin-us and
 /// --adaptive flags, the client shim's options.
 struct SpinOverrides {
-  std::optional<long long> spin_us;  ///< µs; must be >= 0
-  std::optional<bool> adaptive;
+  /// Spin budget, µs; 0 = off. A negative value is reported as one line on
+  /// stderr by resolve_spin_policy and ignored (the environment or the
+  /// default decides).
+  std::optional<long long> spin_us;
+  std::optional<bool> adaptive;  ///< adaptive rule on or off
 };
+
+/// The one parser of a spin budget written as text (a flag's value, an
+/// environment variable): a non-negative decimal number of µs, nothing else.
+std::optional<long long> parse_spin_us(std::string_view text);
+/// The one parser of the adaptive switch written as text: "1" or "true",
+/// "0" or "false".
+std::optional<bool> parse_spin_adaptive(std::string_view text);
+
+/// Which spin setting a value was meant for.
+enum class SpinSetting { BudgetUs, Adaptive };
+/// The one line (no newline, no program name) that reports an invalid spin
+/// setting, whatever gave it: `source` is "--spin-us", "TSGO_SYNC_SPIN_US",
+/// "SyncRpcOptions::spin.spin_us", ...; `value` as given. The setting is
+/// then ignored: the next source in line, or the default, decides.
+std::string ignored_spin_setting(SpinSetting setting, std::string_view source, std::string_view value);
 
 /// How many CPUs this process may use, and what said so.
 struct CpuAllowance {
@@ -30,14 +49,14 @@ CpuAllowance available_cpus();
 /// Environment lookup, injectable for tests; returns nullptr when unset.
 using EnvLookup = std::function<const char*(const char* name)>;
 
-/// Resolves the spin policy once at start-up (SPIN.md, "The rule"):
-/// a flag beats TSGO_SYNC_SPIN_US / TSGO_SYNC_SPIN_ADAPTIVE, which beat the
-/// defaults (100 µs, adaptive on). With fewer than 2 CPUs (`cpus`) the
-/// default budget is 0: spinning on the CPU the peer needs only delays it
-/// (SPIN.md, "Beyond the proposal"); an explicit setting still wins. An
-/// unparsable or negative environment value is reported as one line on
-/// `warnings` naming the variable, then ignored. The result's `reason` says
-/// which rule decided the budget.
+/// Resolves the spin policy once at start-up (docs/SPIN-NOTES.md):
+/// a flag or option beats TSGO_SYNC_SPIN_US / TSGO_SYNC_SPIN_ADAPTIVE, which
+/// beat the defaults (100 µs, adaptive on). With fewer than 2 CPUs (`cpus`)
+/// the default budget is 0: spinning on the CPU the peer needs only delays
+/// it; an explicit setting still wins. A negative override or an unparsable
+/// or negative environment value is reported as one line on `warnings`
+/// ("spinrpc: " + ignored_spin_setting(...)), then ignored. The result's
+/// `reason` says which rule decided the budget.
 SpinPolicy resolve_spin_policy(const SpinOverrides& overrides, const EnvLookup& env,
                                const CpuAllowance& cpus, std::ostream& warnings);
 

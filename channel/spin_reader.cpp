@@ -5,7 +5,7 @@
 #include <sched.h>   // ::sched_yield
 #include <unistd.h>  // ::read
 
-#include <utility>  // std::exchange
+#include <utility>  // std::move
 
 #include "channel/syscall.h"
 #include "channel/timed_out.h"
@@ -20,11 +20,41 @@ namespace {
 constexpr std::chrono::microseconds kContendedYield{20};
 
 }  // namespace
-SpinReader::SpinReader(int fd, SpinPolicy policy)
-    : fd_(fd), policy_(std::move(policy)), controller_(policy_.adaptive) {
-  const int flags = check_syscall([&] { return ::fcntl(fd_, F_GETFL); }, "get flags of", fd_);
+SpinReader::OwnedFd::OwnedFd(UniqueFd fd) : fd_(std::move(fd)) {
+  const int flags = check_syscall([&] { return ::fcntl(fd_.get(), F_GETFL); }, "get flags of", fd_.get());
   found_nonblocking_ = (flags & O_NONBLOCK) != 0;
   nonblocking_ = found_nonblocking_;
+}
+
+SpinReader::OwnedFd& SpinReader::OwnedFd::operator=(OwnedFd&& other) noexcept {
+  if (this != &other) {
+    restore_flag();  // before fd_'s assignment closes it
+    fd_ = std::move(other.fd_);
+    found_nonblocking_ = other.found_nonblocking_;
+    nonblocking_ = other.nonblocking_;
+  }
+  return *this;
+}
+
+void SpinReader::OwnedFd::restore_flag() noexcept {
+  if (!fd_ || nonblocking_ == found_nonblocking_) return;
+  // Best effort: never throws, and the fd is ours, so still open.
+  const int flags = ::fcntl(fd_.get(), F_GETFL);
+  if (flags >= 0) {
+    ::fcntl(fd_.get(), F_SETFL, found_nonblocking_ ? (flags | O_NONBLOCK) : (flags & ~O_NONBLOCK));
+  }
+}
+
+void SpinReader::OwnedFd::set_nonblocking(bool on) {
+  const int fd = fd_.get();
+  const int flags = check_syscall([&] { return ::fcntl(fd, F_GETFL); }, "get flags of", fd);
+  const int wanted = on ? (flags | O_NONBLOCK) : (flags & ~O_NONBLOCK);
+  if (wanted != flags) check_syscall([&] { return ::fcntl(fd, F_SETFL, wanted); }, "set flags of", fd);
+  nonblocking_ = on;
+}
+
+SpinReader::SpinReader(UniqueFd fd, SpinPolicy policy)
+    : fd_(std::move(fd)), policy_(std::move(policy)), controller_(policy_.adaptive) {
   set_nonblocking(policy_.budget.count() > 0);
   stats_.budget = policy_.budget;
   stats_.adaptive = policy_.adaptive;
@@ -32,49 +62,10 @@ SpinReader::SpinReader(int fd, SpinPolicy policy)
   stats_.budget_reason = policy_.reason;
 }
 
-SpinReader::SpinReader(SpinReader&& other) noexcept
-    : fd_(std::exchange(other.fd_, -1)),
-      found_nonblocking_(other.found_nonblocking_),
-      policy_(std::move(other.policy_)),
-      controller_(other.controller_),
-      nonblocking_(other.nonblocking_),
-      stats_(std::move(other.stats_)),
-      spun_(other.spun_),
-      deadline_(other.deadline_) {}
-
-SpinReader& SpinReader::operator=(SpinReader&& other) noexcept {
-  if (this != &other) {
-    restore_flags();
-    fd_ = std::exchange(other.fd_, -1);
-    found_nonblocking_ = other.found_nonblocking_;
-    policy_ = std::move(other.policy_);
-    controller_ = other.controller_;
-    nonblocking_ = other.nonblocking_;
-    stats_ = std::move(other.stats_);
-    spun_ = other.spun_;
-    deadline_ = other.deadline_;
-  }
-  return *this;
-}
-
-SpinReader::~SpinReader() { restore_flags(); }
-
-void SpinReader::restore_flags() noexcept {
-  if (fd_ < 0 || nonblocking_ == found_nonblocking_) return;
-  // Best effort: the fd may already be closed by its owner.
-  const int flags = ::fcntl(fd_, F_GETFL);
-  if (flags >= 0) ::fcntl(fd_, F_SETFL, found_nonblocking_ ? (flags | O_NONBLOCK) : (flags & ~O_NONBLOCK));
-}
-
-void SpinReader::set_nonblocking(bool on) {
-  const int flags = check_syscall([&] { return ::fcntl(fd_, F_GETFL); }, "get flags of", fd_);
-  const int wanted = on ? (flags | O_NONBLOCK) : (flags & ~O_NONBLOCK);
-  if (wanted != flags) check_syscall([&] { return ::fcntl(fd_, F_SETFL, wanted); }, "set flags of", fd_);
-  nonblocking_ = on;
-}
+void SpinReader::set_nonblocking(bool on) { fd_.set_nonblocking(on); }
 
 long SpinReader::try_read(std::byte* buf, std::size_t len) {
-  const ssize_t n = check_syscall([&] { return ::read(fd_, buf, len); }, "read from", fd_);
+  const ssize_t n = check_syscall([&] { return ::read(fd_.get(), buf, len); }, "read from", fd_.get());
   if (n >= 0) return n;
   // Branch: ECONNRESET/EPIPE, the peer died: the same as EOF.
   if (errno == ECONNRESET || errno == EPIPE) return 0;
@@ -91,8 +82,8 @@ std::size_t SpinReader::blocking_read(std::byte* buf, std::size_t len) {
     if (n >= 0) return static_cast<std::size_t>(n);
     // EAGAIN although we meant to block: the fd is non-blocking (spinning
     // mode, or another process shares and changed the file description).
-    pollfd p{fd_, POLLIN, 0};
-    check_syscall([&] { return ::poll(&p, 1, -1); }, "poll", fd_);
+    pollfd p{fd_.get(), POLLIN, 0};
+    check_syscall([&] { return ::poll(&p, 1, -1); }, "poll", fd_.get());
   }
 }
 
@@ -100,9 +91,9 @@ void SpinReader::wait_readable_until(Clock::time_point deadline) {
   for (;;) {
     const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) throw TimedOut("no reply before the deadline");
-    pollfd p{fd_, POLLIN, 0};
+    pollfd p{fd_.get(), POLLIN, 0};
     const int ready = check_syscall([&] { return ::poll(&p, 1, static_cast<int>(left.count())); },
-                                    "poll", fd_);
+                                    "poll", fd_.get());
     if (ready > 0) return;  // bytes, EOF or an error: the read says which
   }
 }
@@ -170,12 +161,12 @@ void SpinReader::end_wait(Clock::duration wait) {
   stats_.suspensions = controller_.suspensions();
   stats_.resumptions = controller_.resumptions();
   stats_.spinning = spin;
-  if (spin != nonblocking_) set_nonblocking(spin);
+  if (spin != fd_.nonblocking()) set_nonblocking(spin);
 }
 
 void SpinReader::add_spin_time(Clock::duration spun) noexcept {
   spun_ += spun;
-  stats_.spin_us = static_cast<std::uint64_t>(
+  stats_.spin_time_us = static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::microseconds>(spun_).count());
 }
 

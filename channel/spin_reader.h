@@ -7,6 +7,7 @@
 
 #include "channel/channel_stats.h"
 #include "channel/spin_policy.h"
+#include "channel/unique_fd.h"
 
 namespace spinrpc {
 
@@ -20,23 +21,22 @@ namespace spinrpc {
 /// The fd is put in O_NONBLOCK while spinning is active and back in
 /// blocking mode while suspended or with budget 0 (one fcntl(2) per switch,
 /// none per wait). O_NONBLOCK belongs to the open file description: a
-/// socket's write side sees it too, and FdChannel's writer waits for POLLOUT
-/// on EAGAIN for that reason.
+/// socket's write side sees it too, and ByteStream's writer waits for
+/// POLLOUT on EAGAIN for that reason.
 ///
-/// WARNING: one thread at a time. Borrows the fd; does not close it.
+/// Owns the fd and the flag it changes: before the fd is closed (destruction,
+/// or move assignment over it) its O_NONBLOCK flag is put back as it was
+/// found, since a server's stdin may be a terminal or pipe shared with its
+/// parent. So an owner's moves can be the defaulted member-wise ones.
+///
+/// WARNING: one thread at a time.
 class SpinReader {
  public:
-  /// Borrows `fd`, which must stay open for this object's life.
-  /// Throws std::system_error if the fd's flags cannot be read or set.
-  SpinReader(int fd, SpinPolicy policy);
-  /// Moving hands the fd over; the moved-from reader restores nothing.
-  SpinReader(SpinReader&& other) noexcept;
-  SpinReader& operator=(SpinReader&& other) noexcept;
-  SpinReader(const SpinReader&) = delete;
-  SpinReader& operator=(const SpinReader&) = delete;
-  /// Puts the fd's O_NONBLOCK flag back as it was found: a server's stdin
-  /// may be a terminal or pipe shared with its parent. Never throws.
-  ~SpinReader();
+  /// Takes `fd`. Throws std::system_error if its flags cannot be read or set.
+  SpinReader(UniqueFd fd, SpinPolicy policy);
+
+  /// The fd read from (owned; -1 once moved from).
+  int fd() const noexcept { return fd_.get(); }
 
   /// Reads up to `len` (> 0) bytes into `buf`, waiting by the spin rule
   /// until at least one byte arrives. Spins at most the budget (µs), then
@@ -66,13 +66,30 @@ class SpinReader {
   void add_spin_time(Clock::duration spun) noexcept;
   void wait_readable_until(Clock::time_point deadline);
   void set_nonblocking(bool on);
-  void restore_flags() noexcept;
 
-  int fd_;                              // borrowed; -1 once moved from
-  bool found_nonblocking_ = false;      // O_NONBLOCK as the fd came to us
+  // The fd and its O_NONBLOCK flag as found and as set now. Puts the flag
+  // back before the fd closes: on destruction, and before move assignment
+  // closes it. Moved from, it holds -1 and restores nothing.
+  class OwnedFd {
+   public:
+    explicit OwnedFd(UniqueFd fd);
+    OwnedFd(OwnedFd&&) noexcept = default;
+    OwnedFd& operator=(OwnedFd&& other) noexcept;
+    ~OwnedFd() { restore_flag(); }
+    int get() const noexcept { return fd_.get(); }
+    bool nonblocking() const noexcept { return nonblocking_; }
+    void set_nonblocking(bool on);  // throws std::system_error
+
+   private:
+    void restore_flag() noexcept;
+    UniqueFd fd_;
+    bool found_nonblocking_ = false;  // O_NONBLOCK as the fd came to us
+    bool nonblocking_ = false;        // O_NONBLOCK currently set
+  };
+
+  OwnedFd fd_;
   SpinPolicy policy_;                   // read once at start-up
   AdaptiveSpinController controller_;  // pure adaptive rule
-  bool nonblocking_ = false;            // O_NONBLOCK currently set on fd_
   ChannelStats stats_;                  // counters and policy, always current
   Clock::duration spun_{};              // total time spent spinning
   std::optional<Clock::time_point> deadline_;  // see set_deadline()

@@ -219,9 +219,8 @@ void SyncRpcChannel::State::end_after_timeout(std::string_view method) {
 
 void SyncRpcChannel::State::open_channel(UniqueFd in, UniqueFd out) {
   if (!options.keep_sigpipe_disposition) ignore_sigpipe_if_default();
-  ChannelOptions channel_options = options.channel;
-  channel_options.spin = resolve_spin_policy(options.spin);
-  channel.emplace(std::move(in), std::move(out), std::move(channel_options));
+  channel.emplace(std::move(in), std::move(out),
+                  ChannelOptions{options.channel, resolve_spin_policy(options.spin)});
 }
 
 SyncRpcChannel::SyncRpcChannel(std::unique_ptr<State> state) noexcept : state_(std::move(state)) {}

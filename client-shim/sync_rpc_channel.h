@@ -21,13 +21,13 @@ using Callback = std::function<std::string(std::string_view name, std::string_vi
 
 /// How a SyncRpcChannel spawns and talks to its child.
 struct SyncRpcOptions {
-  /// Buffering and frame limits of the channel to the child. Its `spin`
-  /// field is not read: the policy comes from `spin` below.
-  ChannelOptions channel;
-  /// Spin budget and adaptive rule for waiting on the child's replies
-  /// (SPIN.md). Unset fields fall back to TSGO_SYNC_SPIN_US and
+  /// Buffering and frame limits of the channel to the server.
+  FrameOptions channel;
+  /// Spin budget and adaptive rule for waiting on the server's replies
+  /// (docs/SPIN-NOTES.md). Unset fields fall back to TSGO_SYNC_SPIN_US and
   /// TSGO_SYNC_SPIN_ADAPTIVE, then to the defaults (100 µs, adaptive; 0 µs
-  /// with fewer than 2 CPUs), resolved once in the constructor.
+  /// with fewer than 2 CPUs), resolved once in the constructor. A negative
+  /// spin_us is reported as one line on stderr and ignored.
   SpinOverrides spin;
   /// close(): how long the child may take to exit after its stdin closes
   /// before it is sent SIGKILL, in ms.
@@ -102,7 +102,8 @@ class SyncRpcChannel {
   ~SyncRpcChannel();
 
   /// Sends Request(method, payload); returns the Response payload as text.
-  /// Blocks until the reply arrives (no timeout); errors as for the class.
+  /// Blocks until the reply arrives, or throws TimedOut once
+  /// options.request_timeout passes (none by default); errors as for the class.
   std::string request(std::string_view method, std::string_view payload);
   /// Sends Request(method, payload); returns the Response payload as bytes.
   std::vector<std::byte> request_binary(std::string_view method, ByteView payload);

@@ -12,28 +12,24 @@ std::string to_json(const ChannelStats& stats) {
 
 void append_json(std::string& json, const ChannelStats& s) {
   json += '{';
-  const auto field = [&](const char* name, std::uint64_t value) {
+  const auto key = [&](std::string_view name) {
     json += '"';
     json += name;
     json += "\":";
-    json += std::to_string(value);
-    json += ',';
   };
-  field("waits", s.waits);
-  field("spin_hits", s.spin_hits);
-  field("spin_misses", s.spin_misses);
-  field("spin_contended", s.spin_contended);
-  field("blocked_while_suspended", s.blocked_while_suspended);
-  field("plain_waits", s.plain_waits);
-  field("suspensions", s.suspensions);
-  field("resumptions", s.resumptions);
-  field("spin_us", s.spin_us);
-  field("budget_us", static_cast<std::uint64_t>(s.budget.count()));
-  json += R"("adaptive":)";
-  json += s.adaptive ? "true" : "false";
-  json += R"(,"spinning":)";
-  json += s.spinning ? "true" : "false";
-  json += R"(,"budget_reason":)";
+  for (const ChannelCounter& c : kChannelCounters) {
+    key(c.name);
+    json += std::to_string(s.*c.member);
+    json += ',';
+  }
+  key("budget_us");
+  json += std::to_string(s.budget.count());
+  json += ',';
+  key("adaptive");
+  json += s.adaptive ? "true," : "false,";
+  key("spinning");
+  json += s.spinning ? "true," : "false,";
+  key("budget_reason");
   append_json_string(json, s.budget_reason);
   json += '}';
 }

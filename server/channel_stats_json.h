@@ -6,10 +6,10 @@
 
 namespace spinrpc {
 
-/// The stats as one JSON object, fields as in ChannelStats in snake_case
-/// ("waits", "spin_hits", "spin_misses", "spin_contended", ..., "spin_us", "budget_us", "adaptive",
-/// "spinning", "budget_reason"). getChannelStats answers with it and
-/// --stats prints it.
+/// The stats as one JSON object: every counter of kChannelCounters under
+/// its own name, in that order ("waits", "spin_hits", ..., "spin_time_us"),
+/// then "budget_us", "adaptive", "spinning", "budget_reason".
+/// getChannelStats answers with it and --stats prints it.
 std::string to_json(const ChannelStats& stats);
 /// The same JSON appended to `out`: no allocation once `out` has the room.
 void append_json(std::string& out, const ChannelStats& stats);

@@ -108,19 +108,12 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
     else if (name == "bench-methods") line.bench_methods = boolean();
     else if (name == "spin-us") {
       const std::string_view text = value();
-      long long us = -1;
-      const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), us);
-      if (error == std::errc{} && end == text.data() + text.size() && us >= 0) {
-        line.spin.spin_us = us;
-      } else {
-        line.warnings.push_back("ignoring --spin-us \"" + std::string(text) +
-                                "\": expected a non-negative number of microseconds");
-      }
+      if (const auto us = parse_spin_us(text)) line.spin.spin_us = *us;
+      else line.warnings.push_back(ignored_spin_setting(SpinSetting::BudgetUs, "--spin-us", text));
     } else if (name == "adaptive") {
       const std::string_view text = inline_value ? *inline_value : "1";
-      if (text == "1" || text == "true") line.spin.adaptive = true;
-      else if (text == "0" || text == "false") line.spin.adaptive = false;
-      else line.warnings.push_back("ignoring --adaptive=" + std::string(text) + ": expected 1 or 0");
+      if (const auto adaptive = parse_spin_adaptive(text)) line.spin.adaptive = *adaptive;
+      else line.warnings.push_back(ignored_spin_setting(SpinSetting::Adaptive, "--adaptive", text));
     }
     else throw UsageError("flag provided but not defined: -" + std::string(name));
   }

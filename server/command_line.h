@@ -32,8 +32,8 @@ struct CommandLine {
   SpinOverrides spin;             ///< --spin-us N, --adaptive=0|1 (beat TSGO_SYNC_SPIN_*)
   bool print_stats = false;       ///< --stats: channel stats to stderr at exit
   bool bench_methods = false;     ///< --bench-methods: register benchWork (server/bench_methods.h)
-  /// One line each for values ignored rather than refused (SPIN.md: an
-  /// unparsable spin setting is reported once and the default used).
+  /// One line each for values ignored rather than refused: an invalid spin
+  /// setting (ignored_spin_setting, channel/spin_config.h).
   std::vector<std::string> warnings;
 };
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>      // std::size_t
 #include <exception>    // std::exception_ptr
 #include <string>       // std::string
 #include <string_view>  // std::string_view
@@ -53,7 +54,11 @@ class RequestContext {
 
  private:
   friend class Server;
-  RequestContext() = default;
+  // Room for the built-in replies from the start (getChannelStats' JSON is
+  // ~250 bytes and grows as its counters gain digits), so no reply
+  // reallocates at a capacity boundary mid-session.
+  static constexpr std::size_t kReservedReplyBytes = 1024;
+  RequestContext() { reply_.reserve(kReservedReplyBytes); }
   ByteView response_payload() const noexcept { return has_reply_view_ ? reply_view_ : as_bytes(reply_); }
 
   FdChannel* channel_ = nullptr;               // borrowed for one request

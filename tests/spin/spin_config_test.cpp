@@ -69,6 +69,37 @@ TEST_CASE("resolve_spin_policy warns once naming the variable and uses the defau
   }
 }
 
+TEST_CASE("resolve_spin_policy warns about a negative option as about a bad variable, and the environment decides") {
+  FakeEnv env{{{"TSGO_SYNC_SPIN_US", "40"}}};
+  std::ostringstream warnings;
+  auto policy = resolve_spin_policy(SpinOverrides{-5, std::nullopt}, env.lookup(), kTwoCpus, warnings);
+  CHECK(policy.budget == 40us);
+  CHECK(policy.reason == "TSGO_SYNC_SPIN_US=40");
+  CHECK(warnings.str() ==
+        "spinrpc: ignoring SyncRpcOptions::spin.spin_us=\"-5\": expected a non-negative number of microseconds\n");
+
+  FakeEnv empty;
+  warnings.str("");
+  policy = resolve_spin_policy(SpinOverrides{-1, std::nullopt}, empty.lookup(), kTwoCpus, warnings);
+  CHECK(policy.budget == 100us);
+  CHECK(policy.reason == "default");
+  CHECK(warnings.str().find("spin.spin_us=\"-1\"") != std::string::npos);
+}
+
+TEST_CASE("the command line, the environment and the options share one parser and one warning") {
+  using spinrpc::SpinSetting;
+  CHECK(spinrpc::parse_spin_us("0") == 0);
+  CHECK(spinrpc::parse_spin_us("250") == 250);
+  for (const char* bad : {"-5", "abc", "", "12us", "1e3", " 5"}) CHECK_FALSE(spinrpc::parse_spin_us(bad).has_value());
+  CHECK(spinrpc::parse_spin_adaptive("1") == true);
+  CHECK(spinrpc::parse_spin_adaptive("false") == false);
+  CHECK_FALSE(spinrpc::parse_spin_adaptive("yes").has_value());
+  CHECK(spinrpc::ignored_spin_setting(SpinSetting::BudgetUs, "--spin-us", "x") ==
+        "ignoring --spin-us=\"x\": expected a non-negative number of microseconds");
+  CHECK(spinrpc::ignored_spin_setting(SpinSetting::Adaptive, "--adaptive", "2") ==
+        "ignoring --adaptive=\"2\": expected 1 or 0");
+}
+
 TEST_CASE("resolve_spin_policy defaults the budget to 0 with fewer than two CPUs and says why") {
   FakeEnv env;
   std::ostringstream warnings;

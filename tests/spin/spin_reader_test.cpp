@@ -8,10 +8,12 @@
 #include <chrono>
 #include <cstddef>
 #include <thread>
+#include <utility>
 
 #include "channel/pipe.h"
 #include "channel/spin_reader.h"
 #include "channel/timed_out.h"
+#include "channel/unique_fd.h"
 
 namespace {
 
@@ -38,8 +40,8 @@ SpinPolicy policy(std::chrono::microseconds budget, bool adaptive) {
 
 TEST_CASE("SpinReader with budget 0 reads in blocking mode and never spins") {
   auto pipe = spinrpc::make_pipe();
-  SpinReader reader(pipe.read_end.get(), policy(0us, true));
-  CHECK_FALSE(is_nonblocking(pipe.read_end.get()));
+  SpinReader reader(std::move(pipe.read_end), policy(0us, true));
+  CHECK_FALSE(is_nonblocking(reader.fd()));
   std::array<std::byte, 16> buf{};
   for (int i = 0; i < 5; ++i) {
     std::thread writer([&] {
@@ -53,14 +55,14 @@ TEST_CASE("SpinReader with budget 0 reads in blocking mode and never spins") {
   CHECK(stats.waits == 5);
   CHECK(stats.plain_waits == 5);
   CHECK(stats.spin_hits + stats.spin_misses + stats.blocked_while_suspended == 0);
-  CHECK(stats.spin_us == 0);
+  CHECK(stats.spin_time_us == 0);
   CHECK_FALSE(stats.spinning);
 }
 
 TEST_CASE("SpinReader serves bytes that are already there as a spin hit") {
   auto pipe = spinrpc::make_pipe();
-  SpinReader reader(pipe.read_end.get(), policy(100us, true));
-  CHECK(is_nonblocking(pipe.read_end.get()));
+  SpinReader reader(std::move(pipe.read_end), policy(100us, true));
+  CHECK(is_nonblocking(reader.fd()));
   write_byte(pipe.write_end.get());
   std::array<std::byte, 16> buf{};
   CHECK(reader.read_some(buf.data(), buf.size()) == 1);
@@ -70,7 +72,7 @@ TEST_CASE("SpinReader serves bytes that are already there as a spin hit") {
 
 TEST_CASE("SpinReader blocks after its budget when the peer answers after 5 ms, spending far less CPU than 5 ms") {
   auto pipe = spinrpc::make_pipe();
-  SpinReader reader(pipe.read_end.get(), policy(100us, false));
+  SpinReader reader(std::move(pipe.read_end), policy(100us, false));
   std::thread writer([&] {
     std::this_thread::sleep_for(5ms);
     write_byte(pipe.write_end.get());
@@ -90,7 +92,7 @@ TEST_CASE("SpinReader blocks after its budget when the peer answers after 5 ms, 
 
 TEST_CASE("SpinReader suspends spinning after three waits over 1 ms and resumes after short ones, switching the fd mode each time") {
   auto pipe = spinrpc::make_pipe();
-  SpinReader reader(pipe.read_end.get(), policy(50us, true));
+  SpinReader reader(std::move(pipe.read_end), policy(50us, true));
   std::array<std::byte, 16> buf{};
   const auto answer_after = [&](std::chrono::microseconds delay) {
     std::thread writer([&] {
@@ -107,7 +109,7 @@ TEST_CASE("SpinReader suspends spinning after three waits over 1 ms and resumes 
   // the pure controller's tests; here the fd and the counters must follow.)
   CHECK(stats.suspensions == 1);
   CHECK_FALSE(stats.spinning);
-  CHECK_FALSE(is_nonblocking(pipe.read_end.get()));
+  CHECK_FALSE(is_nonblocking(reader.fd()));
 
   // Suspended: the next waits block at once. Bytes already in the pipe make
   // them short, which resumes spinning: after three, or more if contention
@@ -123,31 +125,34 @@ TEST_CASE("SpinReader suspends spinning after three waits over 1 ms and resumes 
   CHECK(stats.blocked_while_suspended >= 3);
   CHECK(stats.resumptions == 1);
   CHECK(stats.spinning);
-  CHECK(is_nonblocking(pipe.read_end.get()));
+  CHECK(is_nonblocking(reader.fd()));
 }
 
 TEST_CASE("SpinReader returns 0 at EOF while spinning") {
   auto pipe = spinrpc::make_pipe();
-  SpinReader reader(pipe.read_end.get(), policy(100us, true));
+  SpinReader reader(std::move(pipe.read_end), policy(100us, true));
   pipe.write_end.reset();
   std::array<std::byte, 16> buf{};
   CHECK(reader.read_some(buf.data(), buf.size()) == 0);
 }
 
 TEST_CASE("SpinReader gives the fd back in the blocking mode it found it in") {
+  // O_NONBLOCK belongs to the open file description: a dup (a parent
+  // sharing our stdin) sees what the reader did, and must see it undone.
   auto pipe = spinrpc::make_pipe();
+  const int other_holder = pipe.read_end.get();
   {
-    SpinReader reader(pipe.read_end.get(), policy(100us, true));
-    CHECK(is_nonblocking(pipe.read_end.get()));
+    SpinReader reader(spinrpc::UniqueFd(::dup(other_holder)), policy(100us, true));
+    CHECK(is_nonblocking(other_holder));
   }
-  CHECK_FALSE(is_nonblocking(pipe.read_end.get()));
+  CHECK_FALSE(is_nonblocking(other_holder));
 
-  ::fcntl(pipe.read_end.get(), F_SETFL, ::fcntl(pipe.read_end.get(), F_GETFL) | O_NONBLOCK);
+  ::fcntl(other_holder, F_SETFL, ::fcntl(other_holder, F_GETFL) | O_NONBLOCK);
   {
-    SpinReader reader(pipe.read_end.get(), policy(0us, true));
-    CHECK_FALSE(is_nonblocking(pipe.read_end.get()));
+    SpinReader reader(spinrpc::UniqueFd(::dup(other_holder)), policy(0us, true));
+    CHECK_FALSE(is_nonblocking(other_holder));
   }
-  CHECK(is_nonblocking(pipe.read_end.get()));
+  CHECK(is_nonblocking(other_holder));
 }
 
 }  // namespace
@@ -158,7 +163,7 @@ TEST_CASE("SpinReader throws TimedOut when nothing arrives before its deadline, 
   for (const auto budget : {0us, 100us}) {
     CAPTURE(budget.count());
     auto pipe = spinrpc::make_pipe();
-    SpinReader reader(pipe.read_end.get(), policy(budget, true));
+    SpinReader reader(std::move(pipe.read_end), policy(budget, true));
     reader.set_deadline(std::chrono::steady_clock::now() + 20ms);
     std::array<std::byte, 16> buf{};
     CHECK_THROWS_AS(reader.read_some(buf.data(), buf.size()), spinrpc::TimedOut);
@@ -167,7 +172,7 @@ TEST_CASE("SpinReader throws TimedOut when nothing arrives before its deadline, 
 
 TEST_CASE("SpinReader with a deadline still reads bytes that come in time") {
   auto pipe = spinrpc::make_pipe();
-  SpinReader reader(pipe.read_end.get(), policy(0us, true));
+  SpinReader reader(std::move(pipe.read_end), policy(0us, true));
   reader.set_deadline(std::chrono::steady_clock::now() + std::chrono::seconds(20));
   std::thread writer([&] {
     std::this_thread::sleep_for(2ms);

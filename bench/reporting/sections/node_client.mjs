@@ -1,0 +1,25 @@
+// The real TypeScript client (bench/node/echo_latency.mjs).
+
+import { count, ratio, secs, table, us } from "../format.mjs";
+
+/** Appends this section to the report through `say` (see bench/report.mjs). */
+export default function section({ say, nodeRun }) {
+  if (nodeRun) {
+    say("## The real TypeScript client (bench/node/echo_latency.mjs)", "");
+    const o = nodeRun.options;
+    say(`${nodeRun.client}; ${o.size}-byte echoes, ${count(o.count)} per variant over ${o.rounds} rounds (each round spawns every variant once, ` +
+      `order rotating), ${o.warmup} warm-up echoes per process. The JavaScript client does not spin: only spinrpc-server's side varies ` +
+      "(set through TSGO_SYNC_SPIN_* in its environment, checked with getChannelStats). Its floors are Node's own: the same message size " +
+      "through `cat` over two pipes, blocking and polled.", "");
+    const fb = nodeRun.variants.find((v) => v.floor === "blocking");
+    const fp = nodeRun.variants.find((v) => v.floor === "polled");
+    const ts = nodeRun.variants.find((v) => v.kind === "tsgo");
+    const off = nodeRun.variants.find((v) => v.kind === "spinrpc" && v.spin === "off");
+    const rows = nodeRun.variants.map((v) => [v.name, count(v.n), us(v.mean_ns), us(v.p50_ns), us(v.p75_ns), us(v.p99_ns), us(v.max_ns),
+      ratio(v.p50_ns, fb?.p50_ns), ratio(v.p50_ns, fp?.p50_ns), v.kind === "spinrpc" && v.spin !== "off" ? ratio(v.p50_ns, off?.p50_ns) : "",
+      v.kind === "spinrpc" ? ratio(v.p50_ns, ts?.p50_ns) : "", v.kind === "spinrpc" ? ratio(v.p75_ns, ts?.p75_ns) : "",
+      secs(v.client_cpu_s), secs(v.server_cpu_s), secs(v.wall_s), v.round_p50_ns.map(us).join(", ")]);
+    say(table(["variant", "n", "mean µs", "p50 µs", "p75 µs", "p99 µs", "max µs", "p50 / floor blocking", "p50 / floor polled", "p50 / server spin off",
+      "spinrpc / tsgo p50", "spinrpc / tsgo p75", "client CPU s", "server CPU s", "wall s", "p50 per round µs"], rows), "");
+  }
+}

@@ -1,0 +1,147 @@
+#include "channel/byte_stream.h"
+
+#include <poll.h>     // ::poll
+#include <sys/uio.h>  // ::writev
+
+#include <algorithm>  // std::max
+#include <cstring>    // std::memcpy, std::memmove
+#include <utility>    // std::move
+
+#include "channel/peer_closed.h"
+#include "channel/syscall.h"
+
+namespace spinrpc {
+namespace {
+
+// Waits until `fd` can take more bytes; only reached when a non-blocking fd
+// (a socket whose reader side spins) reports a full buffer.
+void wait_writable(int fd) {
+  pollfd p{fd, POLLOUT, 0};
+  check_syscall([&] { return ::poll(&p, 1, -1); }, "poll", fd);
+}
+
+}  // namespace
+
+ByteStream::ByteStream(UniqueFd in, UniqueFd out, BufferOptions buffer, SpinPolicy spin)
+    : reader_(std::move(in), std::move(spin)), out_(std::move(out)), options_(buffer) {
+  replace_buffer(initial_capacity());
+}
+
+std::size_t ByteStream::fill(std::size_t need) {
+  if (begin_ == end_ && holds_ == 0) {
+    // Nothing buffered and nothing held: rewind for free instead of memmove.
+    begin_ = end_ = 0;
+    if (capacity_ > std::max(options_.retained_buffer_bytes, initial_capacity())) {
+      replace_buffer(initial_capacity());
+    }
+  }
+  reserve_for(need);
+  const std::size_t n = reader_.read_some(buffer_.get() + end_, capacity_ - end_);
+  end_ += n;
+  return n;
+}
+
+void ByteStream::reserve_for(std::size_t need) {
+  // Read-ahead wants free space after end_; the message wants `need` bytes from begin_.
+  const auto fits = [&] { return end_ < capacity_ && capacity_ - begin_ >= need; };
+  if (fits()) return;
+  if (begin_ > floor_) {
+    // Slide the unconsumed bytes down to the lowest byte that is not held.
+    std::memmove(buffer_.get() + floor_, buffer_.get() + begin_, end_ - begin_);
+    end_ -= begin_ - floor_;
+    begin_ = floor_;
+    if (fits()) return;
+  }
+  const std::size_t pending = end_ - begin_;
+  const std::size_t capacity = std::max({capacity_ * 2, need + options_.initial_buffer_bytes});
+  if (holds_ == 0) {
+    // Nothing held: begin_ == 0 here, a plain grow-and-copy.
+    auto grown = std::make_unique_for_overwrite<std::byte[]>(capacity);
+    std::memcpy(grown.get(), buffer_.get(), pending);
+    buffer_ = std::move(grown);
+    capacity_ = capacity;
+    return;
+  }
+  // Held bytes must not move: copy only the unconsumed bytes to a new
+  // buffer and keep the old one alive until the last Hold ends.
+  auto fresh = std::make_unique_for_overwrite<std::byte[]>(capacity);
+  std::memcpy(fresh.get(), buffer_.get() + begin_, pending);
+  retired_.push_back(std::move(buffer_));
+  buffer_ = std::move(fresh);
+  capacity_ = capacity;
+  begin_ = 0;
+  end_ = pending;
+  floor_ = 0;
+  ++generation_;
+}
+
+std::size_t ByteStream::initial_capacity() const noexcept {
+  // Room for any frame header, so a first read always makes progress.
+  return std::max<std::size_t>(options_.initial_buffer_bytes, 16);
+}
+
+void ByteStream::replace_buffer(std::size_t capacity) {
+  buffer_ = std::make_unique_for_overwrite<std::byte[]>(capacity);
+  capacity_ = capacity;
+}
+
+void ByteStream::write_all(std::span<iovec> parts) {
+  iovec* iov = parts.data();
+  int count = static_cast<int>(parts.size());
+  const int fd = out_.get();
+  while (count > 0) {
+    const ssize_t n = check_syscall([&] { return ::writev(fd, iov, count); }, "write to", fd);
+    if (n < 0) {
+      // Branch: pipe or socket full on a non-blocking fd.
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        wait_writable(fd);
+        continue;
+      }
+      // Branch: EPIPE/ECONNRESET, the reader is gone.
+      throw PeerClosed("cannot write to peer: it closed the connection", false);
+    }
+    // Branch: partial write; skip what the kernel took and go on.
+    auto left = static_cast<std::size_t>(n);
+    while (count > 0 && left >= iov->iov_len) {
+      left -= iov->iov_len;
+      ++iov;
+      --count;
+    }
+    if (count > 0) {
+      iov->iov_base = static_cast<char*>(iov->iov_base) + left;
+      iov->iov_len -= left;
+    }
+  }
+}
+
+ByteStream::Hold ByteStream::hold(std::size_t bytes) noexcept {
+  // Everything below begin_ + bytes now stays where it is.
+  Hold hold(this, floor_, generation_);
+  floor_ = begin_ + bytes;
+  ++holds_;
+  return hold;
+}
+
+void ByteStream::release_hold(std::size_t saved_floor, std::uint64_t saved_generation) noexcept {
+  --holds_;
+  // If the buffer was replaced since the Hold began, the held bytes live in
+  // a retired buffer and nothing in the current one is held by it.
+  floor_ = saved_generation == generation_ ? saved_floor : 0;
+  if (holds_ == 0) {
+    retired_.clear();
+    floor_ = 0;
+  }
+}
+
+ByteStream::Hold::Hold(Hold&& other) noexcept
+    : stream_(other.stream_),
+      saved_floor_(other.saved_floor_),
+      saved_generation_(other.saved_generation_) {
+  other.stream_ = nullptr;
+}
+
+ByteStream::Hold::~Hold() {
+  if (stream_ != nullptr) stream_->release_hold(saved_floor_, saved_generation_);
+}
+
+}  // namespace spinrpc

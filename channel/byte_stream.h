@@ -1,0 +1,131 @@
+#pragma once
+
+#include <sys/uio.h>  // iovec
+
+#include <chrono>    // std::chrono::steady_clock
+#include <cstddef>   // std::byte, std::size_t
+#include <cstdint>   // std::uint64_t
+#include <memory>    // std::unique_ptr
+#include <optional>  // std::optional
+#include <span>      // std::span
+#include <vector>    // std::vector
+
+#include "channel/channel_stats.h"
+#include "channel/spin_policy.h"
+#include "channel/spin_reader.h"
+#include "channel/unique_fd.h"
+#include "protocol/frame.h"
+
+namespace spinrpc {
+
+/// How a ByteStream buffers.
+struct BufferOptions {
+  /// Initial read buffer, in bytes; also the read-ahead per read(2) for
+  /// small messages. 64 KiB holds one pipe's worth (the Linux default pipe
+  /// capacity), so a burst never needs two reads.
+  std::size_t initial_buffer_bytes = std::size_t{64} << 10;
+  /// A read buffer grown beyond this many bytes for one big message is given
+  /// back once that message is consumed, so one 200 MiB message does not
+  /// pin 200 MiB for the rest of the session. Growth up to it is kept, so
+  /// steady traffic of 1 MiB messages never reallocates.
+  std::size_t retained_buffer_bytes = std::size_t{16} << 20;
+};
+
+/// The bytes under a framing: a read buffer over one fd, filled through a
+/// SpinReader (the wait policy), and gathered writes to another fd (the same
+/// fd twice for a socket). Knows nothing of message formats: a framing
+/// (FdChannel's MessagePack frames, or another) decodes in place from
+/// buffered(), asks fill() for more, and consume()s what it has used, so
+/// the messages it hands out are views into the buffer, never copies.
+///
+/// Buffered bytes stay where they are until the next fill(); a Hold keeps
+/// them there longer. Moves are member-wise (the SpinReader puts the read
+/// fd's O_NONBLOCK flag back before it closes).
+///
+/// WARNING: one thread at a time.
+class ByteStream {
+ public:
+  /// Owns both fds. Throws std::system_error if `in`'s flags cannot be read
+  /// or set (the spin reader switches O_NONBLOCK on it).
+  ByteStream(UniqueFd in, UniqueFd out, BufferOptions buffer, SpinPolicy spin);
+
+  /// The bytes read and not yet consumed.
+  ByteView buffered() const noexcept { return {buffer_.get() + begin_, end_ - begin_}; }
+
+  /// Marks the first `bytes` of buffered() as used. Their views stay valid
+  /// until the next fill() (or longer under a Hold).
+  void consume(std::size_t bytes) noexcept { begin_ += bytes; }
+
+  /// Makes room for `need` buffered bytes in all (never fewer than one more
+  /// than buffered() holds), then waits by the spin policy and reads once.
+  /// Returns the byte count read, 0 at EOF. Views into the buffer that no
+  /// Hold covers become invalid. Throws TimedOut past the read deadline,
+  /// std::system_error on an OS failure.
+  std::size_t fill(std::size_t need);
+
+  /// Writes every byte of `parts` in order; blocks until the kernel has taken
+  /// them all (waiting for POLLOUT if the fd is non-blocking). One writev(2),
+  /// more only if the kernel takes part. `parts` is used up in the process.
+  /// Throws PeerClosed on EPIPE/ECONNRESET, std::system_error on other OS
+  /// failures. SIGPIPE must be ignored or blocked by the process.
+  void write_all(std::span<iovec> parts);
+
+  /// Keeps the first `bytes` of buffered() at their address until the Hold
+  /// is destroyed, although fill() runs meanwhile: a server handler keeps
+  /// its request while it Calls back into the client. Holds nest and end in
+  /// reverse order. Costs nothing unless the buffer must grow while held;
+  /// then the old buffer is kept until the last Hold ends. The stream must
+  /// not be moved while a Hold lives (the Hold points at it).
+  class Hold {
+   public:
+    Hold(Hold&& other) noexcept;
+    Hold(const Hold&) = delete;
+    Hold& operator=(const Hold&) = delete;
+    Hold& operator=(Hold&&) = delete;
+    ~Hold();
+
+   private:
+    friend class ByteStream;
+    Hold(ByteStream* stream, std::size_t floor, std::uint64_t generation) noexcept
+        : stream_(stream), saved_floor_(floor), saved_generation_(generation) {}
+    ByteStream* stream_;             // null once moved from
+    std::size_t saved_floor_;        // floor_ to restore on release
+    std::uint64_t saved_generation_; // buffer generation when taken
+  };
+  [[nodiscard]] Hold hold(std::size_t bytes) noexcept;
+
+  /// Bounds the fills that follow: one that has no byte by `deadline` throws
+  /// TimedOut (channel/timed_out.h). std::nullopt removes the bound. Writes
+  /// are not bounded.
+  void set_read_deadline(std::optional<std::chrono::steady_clock::time_point> deadline) noexcept {
+    reader_.set_deadline(deadline);
+  }
+
+  /// The reader's counters and spin policy.
+  const ChannelStats& stats() const noexcept { return reader_.stats(); }
+
+  /// The borrowed descriptors (owned by this stream).
+  int in_fd() const noexcept { return reader_.fd(); }
+  int out_fd() const noexcept { return out_.get(); }
+
+ private:
+  void release_hold(std::size_t saved_floor, std::uint64_t saved_generation) noexcept;
+  // Makes room for `need` bytes from begin_; may move, grow or replace the buffer.
+  void reserve_for(std::size_t need);
+  void replace_buffer(std::size_t capacity);
+  std::size_t initial_capacity() const noexcept;
+
+  SpinReader reader_;  // owns the read fd; waits on it by the spin policy
+  UniqueFd out_;
+  BufferOptions options_;
+  std::unique_ptr<std::byte[]> buffer_;  // uninitialised storage, capacity_ bytes
+  std::size_t capacity_ = 0;
+  std::size_t begin_ = 0;       // first unconsumed byte
+  std::size_t end_ = 0;         // one past the last byte read
+  std::size_t floor_ = 0;       // bytes below this offset are held and never moved
+  unsigned holds_ = 0;          // live Holds
+  std::uint64_t generation_ = 0;  // counts buffers replaced while held
+  std::vector<std::unique_ptr<std::byte[]>> retired_;  // replaced buffers that Holds still view
+};
+
+}  // namespace spinrpc

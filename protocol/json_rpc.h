@@ -77,6 +77,9 @@ class JsonRpcDecoder {
   /// simdjson reads the body in place.
   const JsonRpcMessage& decode(ByteView body, std::size_t readable_after = 0);
 
+  /// The message the last decode() returned.
+  const JsonRpcMessage& decode_result() const noexcept;
+
   /// Rewrites one JSON value (a handler's result) in tsgo's output form,
   /// under the same rules, at depth 2 (inside a reply envelope). Returns a
   /// view of `json` itself when it already is in that form, else of an

@@ -567,6 +567,8 @@ std::string_view JsonRpcDecoder::canonicalize(std::string_view json) {
   return result;
 }
 
+const JsonRpcMessage& JsonRpcDecoder::decode_result() const noexcept { return impl_->message; }
+
 void JsonRpcDecoder::take_output(std::string& storage) noexcept { impl_->out.swap(storage); }
 
 }  // namespace spinrpc

@@ -7,11 +7,24 @@
 #include "channel/peer_closed.h"
 #include "server/client_frames.h"
 #include "protocol/go_format.h"
+#include "server/async_session.h"
 #include "server/remote_error.h"
 
 namespace spinrpc {
 
 ByteView RequestContext::call(std::string_view callback, ByteView arguments) {
+  if (async_ != nullptr) {
+    try {
+      return as_bytes(async_->call(callback, as_text(arguments)));
+    } catch (const RemoteError&) {
+      throw;  // the client's error response: this request fails
+    } catch (const std::invalid_argument&) {
+      throw;  // arguments that are not JSON: nothing was sent
+    } catch (...) {
+      fatal_ = std::current_exception();
+      throw;
+    }
+  }
   FrameView reply;
   try {
     channel_->write_frame(MessageType::Call, as_bytes(callback), arguments);
@@ -46,7 +59,9 @@ std::string_view RequestContext::call(std::string_view callback, std::string_vie
   return as_text(call(callback, as_bytes(arguments)));
 }
 
-const ChannelStats& RequestContext::channel_stats() const noexcept { return channel_->stats(); }
+const ChannelStats& RequestContext::channel_stats() const noexcept {
+  return async_ != nullptr ? async_->channel.stats() : channel_->stats();
+}
 
 bool RequestContext::client_has_callback(std::string_view name) const noexcept {
   if (callbacks_ == nullptr || name.empty()) return false;

@@ -11,6 +11,9 @@
 namespace spinrpc {
 
 class FdChannel;
+namespace detail {
+struct AsyncSession;
+}
 
 /// What a handler sees of one Request, and how it answers. A handler runs on
 /// the server's only thread, between reading the Request and writing its
@@ -32,6 +35,10 @@ class RequestContext {
   /// named `callback` (tsgo: `api: unexpected message while waiting for
   /// "NAME" response`; the Request then fails and the server serves on);
   /// PeerClosed and ProtocolError as FdChannel does (the server then ends).
+  /// In async mode (Server::serve_async) `arguments` and the result are JSON
+  /// text; the call is a JSON-RPC request with id "apiN", an error response
+  /// is RemoteError "api: remote error [CODE]: MESSAGE", and requests that
+  /// arrive meanwhile are answered after this one.
   ByteView call(std::string_view callback, ByteView arguments);
   std::string_view call(std::string_view callback, std::string_view arguments);
 
@@ -61,7 +68,8 @@ class RequestContext {
   RequestContext() { reply_.reserve(kReservedReplyBytes); }
   ByteView response_payload() const noexcept { return has_reply_view_ ? reply_view_ : as_bytes(reply_); }
 
-  FdChannel* channel_ = nullptr;               // borrowed for one request
+  FdChannel* channel_ = nullptr;               // borrowed for one request (sync mode)
+  detail::AsyncSession* async_ = nullptr;      // borrowed for one request (async mode)
   const std::string* callbacks_ = nullptr;     // comma-separated --callbacks list, owned by Server
   std::string_view method_;                    // view into the held Request frame
   ByteView payload_;                           // view into the held Request frame

@@ -49,6 +49,8 @@ Server::Server(ServerOptions options) : options_(std::move(options)), timing_(op
   context_.callbacks_ = &callbacks_joined_;
 
   on("echo", [](RequestContext& ctx) { ctx.reply_view(ctx.payload()); });
+  // tsgo's undocumented liveness check, in both modes: "pong" whatever the params.
+  on("ping", [](RequestContext& ctx) { ctx.reply_view(as_bytes(R"("pong")")); });
   // Not tsgo's: the spin counters of this server's reader (SPIN.md).
   on("getChannelStats", [](RequestContext& ctx) { append_json(ctx.reply(), ctx.channel_stats()); });
   // initialize ignores its payload (tsgo answers null, {} and empty alike).
@@ -103,16 +105,26 @@ void Server::dispatch(FdChannel& channel, std::string_view method, ByteView payl
     return;
   }
 
-  const auto wall_start = timing_.enabled() ? std::chrono::system_clock::now()
-                                            : std::chrono::system_clock::time_point{};
-  const auto start = timing_.enabled() ? std::chrono::steady_clock::now()
-                                       : std::chrono::steady_clock::time_point{};
   // The request's name and payload must survive the handler's Calls.
   const FdChannel::Hold hold = channel.hold_frame();
   RequestContext& ctx = context_;
   ctx.channel_ = &channel;
-  ctx.method_ = method;
+  ctx.async_ = nullptr;
   ctx.payload_ = payload;
+  if (run(method)) {
+    channel.write_frame(MessageType::Response, name, ctx.response_payload());
+  } else {
+    channel.write_frame(MessageType::Error, name, as_bytes(error_text_));
+  }
+}
+
+bool Server::run(std::string_view method) {
+  const auto wall_start = timing_.enabled() ? std::chrono::system_clock::now()
+                                            : std::chrono::system_clock::time_point{};
+  const auto start = timing_.enabled() ? std::chrono::steady_clock::now()
+                                       : std::chrono::steady_clock::time_point{};
+  RequestContext& ctx = context_;
+  ctx.method_ = method;
   ctx.reply_.clear();
   ctx.has_reply_view_ = false;
   ctx.fatal_ = nullptr;
@@ -143,11 +155,7 @@ void Server::dispatch(FdChannel& channel, std::string_view method, ByteView payl
   if (timing_.enabled()) {
     timing_.record(method, std::chrono::steady_clock::now() - start, wall_start);
   }
-  if (failed) {
-    channel.write_frame(MessageType::Error, name, as_bytes(error_text_));
-  } else {
-    channel.write_frame(MessageType::Response, name, ctx.response_payload());
-  }
+  return !failed;
 }
 
 bool detect_case_sensitivity() {

@@ -125,8 +125,9 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
 const char* usage_text() {
   return R"(usage: spinrpc-server --api [flags]
 
-Serves the TypeScript 7 sync API (tsgo --api) over stdin/stdout: MessagePack
-frames, the same replies as tsgo for echo, initialize, getServerTiming and
+Serves the TypeScript 7 API (tsgo --api) over stdin/stdout: MessagePack
+frames (or JSON-RPC with --async), the same replies as tsgo for echo, ping,
+initialize, getServerTiming and
 resetServerTiming. Exits 0 when the client closes the connection, 1 on a
 malformed frame or an OS error (one line on stderr), 2 on a bad command line,
 130/143 after SIGINT/SIGTERM (created files removed).
@@ -139,7 +140,8 @@ tsgo's flags:
   --timing              collect per-request processing time for getServerTiming
   --pipe PATH           serve one client on a Unix domain socket at PATH
                         (a stale socket there is replaced; PATH is removed at exit)
-  --async               JSON-RPC framing (not supported: exit 2)
+  --async               JSON-RPC 2.0 with Content-Length framing instead of
+                        MessagePack (the async client's protocol; docs/ASYNC.md)
 
 spinrpc's flags:
   --fifo-in PATH        read requests from the FIFO at PATH (created 0600 if

@@ -15,8 +15,8 @@ namespace {
 std::string server_next_to_this_executable() {
   std::error_code ec;
   const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) return "spinrpc-server";  // searched in PATH
-  return (self.parent_path() / "spinrpc-server").string();
+  if (ec) return "spinrpc-bench-server";  // searched in PATH
+  return (self.parent_path() / "spinrpc-bench-server").string();
 }
 
 std::optional<std::string> find_tsgo() {
@@ -101,7 +101,7 @@ BenchPlan parse_plan(int& argc, char** argv) {
   }
   if (rounds) plan.rounds = *rounds;
 
-  if (const char* env = std::getenv("SPINRPC_SERVER"); env != nullptr && *env != '\0') {
+  if (const char* env = std::getenv("SPINRPC_BENCH_SERVER"); env != nullptr && *env != '\0') {
     plan.server_path = env;
   } else {
     plan.server_path = server_next_to_this_executable();

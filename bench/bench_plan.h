@@ -18,7 +18,9 @@ struct BenchPlan {
   /// Rounds; each round runs every workload under every variant once, in an
   /// order rotated from round to round (BENCH.md rule 4).
   int rounds = 5;
-  /// spinrpc-server: $SPINRPC_SERVER, else spinrpc-server next to this executable.
+  /// The server measured: $SPINRPC_BENCH_SERVER, else spinrpc-bench-server
+  /// next to this executable (spinrpc-server's code plus benchWork:
+  /// bench/bench_server_main.cpp).
   std::string server_path;
   /// tsgo: $SPINRPC_TSGO, else the interop suite's npm install; unset if
   /// not executable there (the tsgo benchmarks are then not registered).

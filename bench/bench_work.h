@@ -5,9 +5,9 @@
 
 namespace spinrpc::bench {
 
-/// The payload of a benchWork request (server/bench_methods.h, enabled by
-/// spinrpc-server --bench-methods): the server burns `busy_us` µs of CPU,
-/// then replies `reply_bytes` bytes.
+/// The payload of a benchWork request (bench/bench_methods.h, answered by
+/// spinrpc-bench-server): the server burns `busy_us` µs of CPU, then
+/// replies `reply_bytes` bytes.
 inline std::string bench_work_request(std::uint64_t busy_us, std::uint64_t reply_bytes) {
   return R"({"busyUs":)" + std::to_string(busy_us) + R"(,"replyBytes":)" + std::to_string(reply_bytes) + "}";
 }

@@ -42,7 +42,7 @@ void warm_up(SyncRpcChannel& channel, std::size_t count, std::size_t bytes, std:
 }
 
 SyncRpcChannel start_spinrpc_server(const BenchPlan& plan, Variant v, std::string_view where) {
-  std::vector<std::string> args{"--api", "--bench-methods"};
+  std::vector<std::string> args{"--api"};
   for (std::string& a : server_spin_args(v)) args.push_back(std::move(a));
   SyncRpcChannel channel(plan.server_path, args, shim_options(v));
   check_variant_and_warm_up(plan, channel, v, where);

@@ -10,7 +10,7 @@
 
 namespace spinrpc::bench {
 
-/// Spawns plan.server_path with `--api --bench-methods` and `v`'s spin flags
+/// Spawns plan.server_path (spinrpc-bench-server) with `--api` and `v`'s spin flags
 /// behind a client shim running `v` too, checks that both ends report `v`'s
 /// budget and adaptive setting (throws std::runtime_error if not: a variant
 /// that did not apply would measure the wrong thing), then sends

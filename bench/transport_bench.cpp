@@ -10,7 +10,7 @@
 // anything else fails the run (exit 1), as a broken fixture does.
 //
 // The server has threads besides the one serving requests: a Boost.Asio
-// signal_set watcher (server/shutdown_on_signal.h) and, with --pipe, an Asio
+// signal_set watcher (app/shutdown_on_signal.h) and, with --pipe, an Asio
 // acceptor that turns further clients away (server/unix_socket_transport.cpp).
 // They must add no wake-up to the round trip. Besides Measurement's counters:
 //   srv_aux_threads       server threads other than the main one (tid != pid)
@@ -123,7 +123,7 @@ class TransportPeer {
       return;
     }
     dir_.emplace();
-    std::vector<std::string> args{"--api", "--bench-methods"};
+    std::vector<std::string> args{"--api"};
     if (t == Transport::Socket) {
       const std::string socket = (dir_->path() / "api.sock").string();
       if (socket.size() >= sizeof(sockaddr_un::sun_path)) {

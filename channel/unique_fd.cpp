@@ -1,11 +1,14 @@
 #include "channel/unique_fd.h"
 
+#include <fcntl.h>   // ::fcntl, F_DUPFD_CLOEXEC
 #include <unistd.h>  // ::close
 
 #include <cerrno>        // errno
 #include <cstdio>        // std::fprintf
 #include <cstring>       // std::strerror
 #include <system_error>  // std::system_error
+
+#include "channel/syscall.h"
 
 namespace spinrpc {
 
@@ -15,6 +18,12 @@ UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
 }
 
 UniqueFd::~UniqueFd() { reset(); }
+
+UniqueFd UniqueFd::duplicate(int fd, int lowest) {
+  const int copy = ::fcntl(fd, F_DUPFD_CLOEXEC, lowest);  // no EINTR for F_DUPFD
+  if (copy < 0) throw_syscall_error(errno, "duplicate", fd);
+  return UniqueFd(copy);
+}
 
 int UniqueFd::release() noexcept {
   const int fd = fd_;

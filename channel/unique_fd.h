@@ -19,6 +19,11 @@ class UniqueFd {
   int get() const noexcept { return fd_; }
   explicit operator bool() const noexcept { return fd_ >= 0; }
 
+  /// A close-on-exec duplicate of `fd` (borrowed), numbered `lowest` or
+  /// above (F_DUPFD_CLOEXEC): a socket channel owns one fd per direction,
+  /// and a child's pipe ends are moved out of 0..2. Throws std::system_error.
+  static UniqueFd duplicate(int fd, int lowest = 0);
+
   /// Gives the fd up without closing it; returns it (or -1).
   int release() noexcept;
   /// Closes the held fd, if any (reporting a failure on stderr), then holds `fd`.

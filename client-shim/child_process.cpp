@@ -1,6 +1,5 @@
 #include "client-shim/child_process.h"
 
-#include <fcntl.h>     // ::fcntl, F_DUPFD_CLOEXEC
 #include <signal.h>    // ::kill, sigset_t, SIGKILL, SIGPIPE
 #include <spawn.h>     // ::posix_spawnp and its attribute/file-action calls
 #include <sys/wait.h>  // ::waitpid, WNOHANG
@@ -48,9 +47,11 @@ struct SpawnFileActions {
 // Moving both ends out of 0..2 makes every dup2 a real copy.
 UniqueFd copy_above_stdio(int fd, const std::string& executable) {
   if (fd > STDERR_FILENO) return {};
-  const int copy = ::fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);  // no EINTR for F_DUPFD
-  if (copy < 0) throw_child_error(errno, "duplicate a pipe end to spawn", executable, -1);
-  return UniqueFd(copy);
+  try {
+    return UniqueFd::duplicate(fd, STDERR_FILENO + 1);
+  } catch (const std::system_error& e) {
+    throw_child_error(e.code().value(), "duplicate a pipe end to spawn", executable, -1);
+  }
 }
 
 }  // namespace

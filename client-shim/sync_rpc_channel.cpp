@@ -12,7 +12,8 @@
 #include "client-shim/child_exited.h"
 #include "client-shim/child_process.h"
 #include "channel/timed_out.h"
-#include "client-shim/connect.h"
+#include "transport/fifo.h"
+#include "transport/unix_socket.h"
 #include "protocol/protocol_error.h"
 #include "protocol/remote_error.h"
 

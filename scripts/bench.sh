@@ -21,6 +21,9 @@
 #   SPINRPC_BUILD_DIR   build directory (default: <repo>/build)
 #   SPINRPC_SKIP_SETUP  set to 1 to skip scripts/setup.sh
 #   SPINRPC_TSGO        tsgo to compare with (default: the interop suite's npm install)
+#   SPINRPC_SERVER      the spinrpc-server the node script drives (default: the build's)
+#   SPINRPC_BENCH_SERVER the server spinrpc-bench spawns (default: the
+#                       spinrpc-bench-server next to it: spinrpc-server plus benchWork)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

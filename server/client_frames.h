@@ -10,7 +10,7 @@ class FdChannel;
 
 namespace detail {
 
-/// tsgo's prefix for malformed input (PROTOCOL.md, "Ends and errors").
+/// tsgo's prefix for malformed input (docs/PROTOCOL-NOTES.md).
 inline constexpr char kInvalidRequest[] = "api: invalid request: ";
 
 /// Reads the client's next frame as FdChannel::try_read_frame() does, but a

@@ -5,10 +5,10 @@
 
 #include "channel/fd_channel.h"
 #include "channel/peer_closed.h"
-#include "server/client_frames.h"
 #include "protocol/go_format.h"
+#include "protocol/remote_error.h"
 #include "server/async_session.h"
-#include "server/remote_error.h"
+#include "server/client_frames.h"
 
 namespace spinrpc {
 
@@ -21,7 +21,7 @@ ByteView RequestContext::call(std::string_view callback, ByteView arguments) {
     } catch (const std::invalid_argument&) {
       throw;  // arguments that are not JSON: nothing was sent
     } catch (...) {
-      fatal_ = std::current_exception();
+      channel_failure_ = std::current_exception();
       throw;
     }
   }
@@ -34,7 +34,7 @@ ByteView RequestContext::call(std::string_view callback, ByteView arguments) {
   } catch (...) {
     // The stream itself failed: no Error reply can follow; Server::dispatch
     // rethrows this however the handler reacts.
-    fatal_ = std::current_exception();
+    channel_failure_ = std::current_exception();
     throw;
   }
   const bool answers_call =
@@ -61,16 +61,6 @@ std::string_view RequestContext::call(std::string_view callback, std::string_vie
 
 const ChannelStats& RequestContext::channel_stats() const noexcept {
   return async_ != nullptr ? async_->channel.stats() : channel_->stats();
-}
-
-bool RequestContext::client_has_callback(std::string_view name) const noexcept {
-  if (callbacks_ == nullptr || name.empty()) return false;
-  // callbacks_ is ",a,b,": look for ",name,".
-  const std::string_view list = *callbacks_;
-  for (std::size_t at = list.find(name); at != std::string_view::npos; at = list.find(name, at + 1)) {
-    if (at > 0 && list[at - 1] == ',' && at + name.size() < list.size() && list[at + name.size()] == ',') return true;
-  }
-  return false;
 }
 
 }  // namespace spinrpc

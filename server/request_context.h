@@ -1,6 +1,5 @@
 #pragma once
 
-#include <cstddef>      // std::size_t
 #include <exception>    // std::exception_ptr
 #include <string>       // std::string
 #include <string_view>  // std::string_view
@@ -20,6 +19,26 @@ struct AsyncSession;
 /// Response; everything here is valid until the handler returns.
 class RequestContext {
  public:
+  /// One Request read from `channel` (name and payload are views into its
+  /// buffer, held by the caller for the whole request). `reply` is the
+  /// buffer reply() hands out; it is cleared here and keeps its capacity,
+  /// so a caller that reuses it allocates nothing per small reply.
+  RequestContext(FdChannel& channel, std::string_view method, ByteView payload,
+                 std::string& reply) noexcept
+      : channel_(&channel), method_(method), payload_(payload), reply_(&reply) {
+    reply_->clear();
+  }
+  /// One request of an async session (Server::serve_async): `payload` is
+  /// its params as JSON text in tsgo's output form; call() goes to the
+  /// session's client as a JSON-RPC request.
+  RequestContext(detail::AsyncSession& session, std::string_view method, ByteView payload,
+                 std::string& reply) noexcept
+      : async_(&session), method_(method), payload_(payload), reply_(&reply) {
+    reply_->clear();
+  }
+  RequestContext(const RequestContext&) = delete;
+  RequestContext& operator=(const RequestContext&) = delete;
+
   /// The Request's method name.
   std::string_view method() const noexcept { return method_; }
   /// The Request's payload (usually UTF-8 JSON), in the channel's buffer:
@@ -42,16 +61,13 @@ class RequestContext {
   ByteView call(std::string_view callback, ByteView arguments);
   std::string_view call(std::string_view callback, std::string_view arguments);
 
-  /// The channel's spin counters so far (SPIN.md, "What the channel reports").
+  /// The channel's spin counters so far (docs/SPIN-NOTES.md).
   const ChannelStats& channel_stats() const noexcept;
-
-  /// Whether the client announced callback `name` with --callbacks=.
-  bool client_has_callback(std::string_view name) const noexcept;
 
   /// The Response payload to send: a buffer that is empty when the handler
   /// starts and keeps its capacity across requests (no allocation per small
   /// reply in steady state). Ignored once reply_view() is called.
-  std::string& reply() noexcept { return reply_; }
+  std::string& reply() noexcept { return *reply_; }
   /// Sends `bytes` as the Response payload without copying them; they must
   /// stay valid until the handler returns (e.g. a view of payload()).
   void reply_view(ByteView bytes) noexcept {
@@ -59,24 +75,23 @@ class RequestContext {
     has_reply_view_ = true;
   }
 
- private:
-  friend class Server;
-  // Room for the built-in replies from the start (getChannelStats' JSON is
-  // ~250 bytes and grows as its counters gain digits), so no reply
-  // reallocates at a capacity boundary mid-session.
-  static constexpr std::size_t kReservedReplyBytes = 1024;
-  RequestContext() { reply_.reserve(kReservedReplyBytes); }
-  ByteView response_payload() const noexcept { return has_reply_view_ ? reply_view_ : as_bytes(reply_); }
+  /// For the server, once the handler returned: the Response payload.
+  ByteView response_payload() const noexcept {
+    return has_reply_view_ ? reply_view_ : as_bytes(*reply_);
+  }
+  /// For the server: the channel failure a call() met (the stream is gone or
+  /// out of step, so the session ends whatever the handler did), or null.
+  const std::exception_ptr& channel_failure() const noexcept { return channel_failure_; }
 
-  FdChannel* channel_ = nullptr;               // borrowed for one request (sync mode)
-  detail::AsyncSession* async_ = nullptr;      // borrowed for one request (async mode)
-  const std::string* callbacks_ = nullptr;     // comma-separated --callbacks list, owned by Server
-  std::string_view method_;                    // view into the held Request frame
-  ByteView payload_;                           // view into the held Request frame
-  std::string reply_;                          // reused across requests
-  ByteView reply_view_;                        // set by reply_view()
+ private:
+  FdChannel* channel_ = nullptr;            // the request's channel (sync mode)
+  detail::AsyncSession* async_ = nullptr;   // the request's session (async mode)
+  std::string_view method_;                 // view into the held Request frame
+  ByteView payload_;                        // view into the held Request frame
+  std::string* reply_;                      // the caller's reused buffer
+  ByteView reply_view_;                     // set by reply_view()
   bool has_reply_view_ = false;
-  std::exception_ptr fatal_;                   // a channel failure inside call(): ends the session
+  std::exception_ptr channel_failure_;      // a channel failure inside call()
 };
 
 }  // namespace spinrpc

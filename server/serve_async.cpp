@@ -7,8 +7,8 @@
 #include "channel/json_rpc_channel.h"
 #include "channel/peer_closed.h"
 #include "protocol/protocol_error.h"
+#include "protocol/remote_error.h"
 #include "server/async_session.h"
-#include "server/remote_error.h"
 #include "server/server.h"
 
 namespace spinrpc {
@@ -24,13 +24,13 @@ void AsyncSession::write(std::string_view head, std::string_view body, std::stri
 std::string_view AsyncSession::call(std::string_view callback, std::string_view arguments) {
   const std::string call_id = "api" + std::to_string(next_call++);
   std::string request;
-  std::string_view params;
+  std::string_view canonical;
   try {
-    params = decoder.canonicalize(arguments);
+    canonical = decoder.canonicalize(arguments);
   } catch (const ProtocolError& e) {
     throw std::invalid_argument("api: the arguments of call " + std::string(callback) + " are not JSON: " + e.what());
   }
-  append_json_rpc_request(request, call_id, callback, params);
+  append_json_rpc_request(request, call_id, callback, canonical);
   write(request);
   for (;;) {
     const auto body = channel.try_read_body();
@@ -88,7 +88,7 @@ void Server::dispatch_async(detail::AsyncSession& session) {
   std::string_view params = m.params;
   session.decoder.take_output(session.params);
 
-  std::string& out = reply_buffer_;
+  std::string& out = out_;
   out.clear();
   const std::string_view method = session.method;
   // Answered before dispatch and never recorded, as tsgo does.
@@ -98,11 +98,8 @@ void Server::dispatch_async(detail::AsyncSession& session) {
     session.write(out);
     return;
   }
-  RequestContext& ctx = context_;
-  ctx.channel_ = nullptr;
-  ctx.async_ = &session;
-  ctx.payload_ = as_bytes(params);
-  if (run(method)) {
+  RequestContext ctx(session, method, as_bytes(params), reply_);
+  if (run(ctx)) {
     const std::string_view reply = as_text(ctx.response_payload());
     // echo's reply is its params, already in output form; anything else is
     // re-encoded as tsgo encodes results.

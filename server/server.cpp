@@ -31,27 +31,13 @@ std::string initialize_reply(const ServerOptions& options) {
 
 }  // namespace
 
-namespace detail {
-
-std::optional<FrameView> read_client_frame(FdChannel& channel) {
-  try {
-    return channel.try_read_frame();
-  } catch (const ProtocolError& e) {
-    throw ProtocolError(kInvalidRequest + std::string(e.what()));
-  }
-}
-
-}  // namespace detail
-
 Server::Server(ServerOptions options) : options_(std::move(options)), timing_(options_.timing) {
-  callbacks_joined_ = ",";
-  for (const std::string& name : options_.callbacks) callbacks_joined_ += name + ",";
-  context_.callbacks_ = &callbacks_joined_;
+  reply_.reserve(kReservedReplyBytes);
 
   on("echo", [](RequestContext& ctx) { ctx.reply_view(ctx.payload()); });
   // tsgo's undocumented liveness check, in both modes: "pong" whatever the params.
   on("ping", [](RequestContext& ctx) { ctx.reply_view(as_bytes(R"("pong")")); });
-  // Not tsgo's: the spin counters of this server's reader (SPIN.md).
+  // Not tsgo's: the spin counters of this server's reader (docs/SPIN-NOTES.md).
   on("getChannelStats", [](RequestContext& ctx) { append_json(ctx.reply(), ctx.channel_stats()); });
   // initialize ignores its payload (tsgo answers null, {} and empty alike).
   on("initialize", [reply = initialize_reply(options_)](RequestContext& ctx) {
@@ -107,27 +93,20 @@ void Server::dispatch(FdChannel& channel, std::string_view method, ByteView payl
 
   // The request's name and payload must survive the handler's Calls.
   const FdChannel::Hold hold = channel.hold_frame();
-  RequestContext& ctx = context_;
-  ctx.channel_ = &channel;
-  ctx.async_ = nullptr;
-  ctx.payload_ = payload;
-  if (run(method)) {
+  RequestContext ctx(channel, method, payload, reply_);
+  if (run(ctx)) {
     channel.write_frame(MessageType::Response, name, ctx.response_payload());
   } else {
     channel.write_frame(MessageType::Error, name, as_bytes(error_text_));
   }
 }
 
-bool Server::run(std::string_view method) {
+bool Server::run(RequestContext& ctx) {
+  const std::string_view method = ctx.method();
   const auto wall_start = timing_.enabled() ? std::chrono::system_clock::now()
                                             : std::chrono::system_clock::time_point{};
   const auto start = timing_.enabled() ? std::chrono::steady_clock::now()
                                        : std::chrono::steady_clock::time_point{};
-  RequestContext& ctx = context_;
-  ctx.method_ = method;
-  ctx.reply_.clear();
-  ctx.has_reply_view_ = false;
-  ctx.fatal_ = nullptr;
 
   bool failed = true;
   const auto handler = handlers_.find(method);
@@ -140,17 +119,17 @@ bool Server::run(std::string_view method) {
       handler->second(ctx);
       failed = false;
     } catch (const std::exception& e) {
-      if (ctx.fatal_) std::rethrow_exception(ctx.fatal_);
+      if (ctx.channel_failure()) std::rethrow_exception(ctx.channel_failure());
       error_text_.assign(e.what());
     } catch (...) {
-      if (ctx.fatal_) std::rethrow_exception(ctx.fatal_);
+      if (ctx.channel_failure()) std::rethrow_exception(ctx.channel_failure());
       error_text_.assign("api: handler for " + std::string(method) + " threw a non-standard exception");
     }
     // A handler that caught a failed call()'s exception and returned still
     // ends the session: the stream is gone or out of step, so no Response
     // may follow (RequestContext::call; found by tests/fuzz, seed
     // swallow-eof-during-call).
-    if (ctx.fatal_) std::rethrow_exception(ctx.fatal_);
+    if (ctx.channel_failure()) std::rethrow_exception(ctx.channel_failure());
   }
   if (timing_.enabled()) {
     timing_.record(method, std::chrono::steady_clock::now() - start, wall_start);

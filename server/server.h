@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>        // std::size_t
 #include <functional>     // std::function
 #include <memory>         // std::unique_ptr
 #include <string>         // std::string
@@ -24,11 +25,13 @@ struct AsyncSession;
 /// Error reply whose payload is its what(); the server then serves on.
 using Handler = std::function<void(RequestContext&)>;
 
-/// The state tsgo's --api command line sets (PROTOCOL.md, "Command line").
+/// The state tsgo's --api command line sets (docs/PROTOCOL-NOTES.md).
 struct ServerOptions {
   /// initialize's currentDirectory, verbatim (tsgo does not normalise it).
   std::string cwd;
-  /// The client's FS callbacks (--callbacks=a,b), for RequestContext::client_has_callback.
+  /// The client's FS callbacks (--callbacks=a,b). The built-in methods
+  /// need none; a handler that Calls back may check the list it built the
+  /// Server with.
   std::vector<std::string> callbacks;
   /// --timing: record each request's processing time for getServerTiming.
   bool timing = false;
@@ -84,17 +87,21 @@ class Server {
   };
   void dispatch(FdChannel& channel, std::string_view method, ByteView payload);
   void dispatch_async(detail::AsyncSession& session);
-  // Runs the handler for `method` on context_ (payload and channel set by the
-  // caller) and records its time; false means error_text_ holds the Error.
-  bool run(std::string_view method);
+  // Runs the handler for ctx.method() and records its time; false means
+  // error_text_ holds the Error payload.
+  bool run(RequestContext& ctx);
+
+  // Room for the built-in replies from the start (getChannelStats' JSON is
+  // ~250 bytes and grows as its counters gain digits), so no reply
+  // reallocates at a capacity boundary mid-session.
+  static constexpr std::size_t kReservedReplyBytes = 1024;
 
   ServerOptions options_;
-  std::string callbacks_joined_;  // ",a,b," for a cheap membership test
   std::unordered_map<std::string, Handler, StringHash, std::equal_to<>> handlers_;
   ServerTiming timing_;
-  RequestContext context_;        // reused across requests
-  std::string error_text_;        // reused for Error payloads
-  std::string reply_buffer_;      // reused for async replies
+  std::string reply_;       // RequestContext::reply(), reused across requests
+  std::string error_text_;  // reused for Error payloads
+  std::string out_;         // reused for async replies
 };
 
 /// Whether the file system holding this executable is case-sensitive: tsgo

@@ -39,6 +39,6 @@ export function machineRows(args, bench) {
     ["load average at report", loadavg().map((x) => x.toFixed(2)).join(", ")],
     ["build", `${buildType}${compilerVersion ? `, ${compilerVersion}` : ""}; libbenchmark built as ${bench.context.library_build_type} (it only runs the loop; every time here is taken with steady_clock around the request)`],
     ["source", commit || "?"],
-    ["peers", `spinrpc-server \`${bench.context.spinrpc_server}\`; tsgo \`${bench.context.spinrpc_tsgo || "not installed: no tsgo rows"}\``],
+    ["peers", `spinrpc-server's code with benchWork added \`${bench.context.spinrpc_server}\`; tsgo \`${bench.context.spinrpc_tsgo || "not installed: no tsgo rows"}\``],
   ];
 }

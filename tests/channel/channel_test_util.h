@@ -48,11 +48,7 @@ inline SocketPair make_socketpair() {
 }
 
 /// A close-on-exec duplicate (a socket channel owns one fd per direction).
-inline UniqueFd dup_cloexec(int fd) {
-  const int copy = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
-  if (copy < 0) throw std::system_error(errno, std::generic_category(), "dup");
-  return UniqueFd(copy);
-}
+inline UniqueFd dup_cloexec(int fd) { return UniqueFd::duplicate(fd); }
 
 inline void set_nonblocking(int fd) {
   const int flags = ::fcntl(fd, F_GETFL);

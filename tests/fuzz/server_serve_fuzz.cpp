@@ -40,6 +40,7 @@
 
 #include "channel/fd_channel.h"
 #include "channel/peer_closed.h"
+#include "callback_list.h"
 #include "fuzz_check.h"
 #include "protocol/frame_decoder.h"
 #include "protocol/protocol_error.h"
@@ -54,6 +55,9 @@ using spinrpc::RequestContext;
 // Frames over 1 MiB are refused: fuzz inputs are small, and the default
 // 256 MiB would only make an announced length cost a 256 MiB reservation.
 constexpr std::size_t kMaxMessageBytes = std::size_t{1} << 20;
+
+// The client's --callbacks, as the server is told them and as hasCallback checks them.
+const std::vector<std::string> kClientCallbacks{"readFile", "realpath"};
 
 struct Session {
   bool call_failed_fatally = false;  // a call() threw PeerClosed or ProtocolError
@@ -113,8 +117,8 @@ void add_handlers(spinrpc::Server& server, Session& session) {
     throw std::runtime_error(std::string(ctx.payload_text()));
   });
   server.on("throwInt", [](RequestContext&) -> void { throw 42; });
-  server.on("hasCallback", [](RequestContext& ctx) {
-    ctx.reply() = ctx.client_has_callback(ctx.payload_text()) ? "true" : "false";
+  server.on("hasCallback", [callbacks = spinrpc::fuzz::CallbackList(kClientCallbacks)](RequestContext& ctx) {
+    ctx.reply() = callbacks.contains(ctx.payload_text()) ? "true" : "false";
   });
   // The built-in reports read counts, which differ with the buffer size;
   // still run it, but reply with something that does not.
@@ -178,7 +182,7 @@ Run serve(ByteView input, spinrpc::ChannelOptions options, bool timing, bool cap
   Session session;
   spinrpc::ServerOptions server_options;
   server_options.cwd = "/fuzz";
-  server_options.callbacks = {"readFile", "realpath"};
+  server_options.callbacks = kClientCallbacks;
   server_options.timing = timing;
   spinrpc::Server server(std::move(server_options));
   add_handlers(server, session);

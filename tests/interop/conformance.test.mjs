@@ -446,6 +446,10 @@ describe("conformance: command line", () => {
     // any parse error, -help included (observed on 7.0.0-dev.20260707.2).
     { name: "--api --help", args: ["--api", "--help"], status: 2, compare: { stdout: true, stderr: false } },
     { name: "--api -h", args: ["--api", "-h"], status: 2, compare: { stdout: true, stderr: false } },
+    // --version is a request outside API mode only; tsgo's API flag set does
+    // not know it (observed on 7.0.0-dev.20260707.2).
+    { name: "--version", args: ["--version"], status: 0, compare: { stdout: false, stderr: true } },
+    { name: "--api --version", args: ["--api", "--version"], status: 2, compare: { stdout: true, stderr: false }, stderrNonEmpty: true },
     { name: "--cwd without a value", args: ["--api", "--cwd"], status: 2, compare: { stdout: true, stderr: false }, stderrNonEmpty: true },
     // tsgo panics ("StdioServerOptions.Cwd is required"), exit 2.
     { name: "--cwd empty", args: ["--api", "--cwd", ""], input: initReq, status: 2, compare: { stdout: true, stderr: false }, stderrNonEmpty: true },
@@ -460,6 +464,15 @@ describe("conformance: command line", () => {
       if (c.stderrNonEmpty) assert.notEqual(ours.stderr.trim(), "", `spinrpc-server ${JSON.stringify(c.args)} printed nothing on stderr`);
     });
   }
+});
+
+test("--version names spinrpc's version and the tsgo whose API it answers: the tsgo this suite runs", () => {
+  const theirs = run(TSGO, ["--version"], Buffer.alloc(0));
+  const tsgoVersion = /^Version (\S+)\n$/.exec(theirs.stdout.toString())?.[1];
+  assert.ok(tsgoVersion, `tsgo --version printed ${JSON.stringify(theirs.stdout.toString())}`);
+  const ours = run(SPINRPC, ["--version"], Buffer.alloc(0));
+  assert.equal(ours.status, 0, show(ours));
+  assert.match(ours.stdout.toString(), new RegExp(`^spinrpc-server \\d+\\.\\d+\\.\\d+ \\(tsgo API ${tsgoVersion.replace(/\./g, "\\.")}\\)\\n$`), show(ours));
 });
 
 // ── spinrpc-only: the max message size (tsgo has none) ───────────────

@@ -5,7 +5,7 @@
 #include <string>  // std::string
 #include <vector>  // std::vector
 
-#include "server/server_main.h"
+#include "app/server_main.h"
 #include "tests/peers/scripted_methods.h"
 
 int main(int argc, char** argv) {

@@ -308,7 +308,7 @@ struct Generator {
 };
 
 TEST_CASE("oracle: random documents come back as nlohmann's compact form, numbers as written") {
-  Generator g{std::mt19937_64(12)};
+  Generator g{std::mt19937_64(12), {}, {}};
   JsonRpcDecoder decoder;
   for (int round = 0; round < 3000; ++round) {
     g.input.clear();

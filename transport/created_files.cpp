@@ -1,4 +1,4 @@
-#include "server/created_files.h"
+#include "transport/created_files.h"
 
 #include <unistd.h>  // ::unlink
 

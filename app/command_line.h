@@ -24,6 +24,10 @@ struct CommandLine {
   ServerOptions server;           ///< --cwd (default: the working directory), --callbacks, --timing
   bool api = false;               ///< --api seen (required)
   bool help = false;              ///< --help / -h
+  /// --version / -v as spelled ("version", "v"): without --api, prints
+  /// version_text() and exits 0 (tsgo's --version); with --api it is an
+  /// undefined flag, as in tsgo's API mode.
+  std::optional<std::string> version;
   std::optional<std::string> pipe;  ///< --pipe PATH: a Unix domain socket
   std::optional<std::string> fifo_in;   ///< --fifo-in PATH: requests arrive on this FIFO
   std::optional<std::string> fifo_out;  ///< --fifo-out PATH: replies leave on this FIFO
@@ -31,7 +35,6 @@ struct CommandLine {
   std::size_t max_message_bytes;  ///< --max-message-bytes N (default Limits::kDefaultMaxMessageBytes)
   SpinOverrides spin;             ///< --spin-us N, --adaptive=0|1 (beat TSGO_SYNC_SPIN_*)
   bool print_stats = false;       ///< --stats: channel stats to stderr at exit
-  bool bench_methods = false;     ///< --bench-methods: register benchWork (server/bench_methods.h)
   /// One line each for values ignored rather than refused: an invalid spin
   /// setting (ignored_spin_setting, channel/spin_config.h).
   std::vector<std::string> warnings;
@@ -52,6 +55,12 @@ inline const std::vector<std::string>& known_callbacks() {
 /// unknown flag, a missing or malformed value, an unknown callback name or
 /// an empty --cwd.
 CommandLine parse_command_line(const std::vector<std::string>& args);
+
+/// "<program> <our version> (tsgo API <version>)": our version is
+/// project()'s in CMakeLists.txt; the tsgo version is the one whose --api
+/// we answer for, the @typescript/native-preview that tests/interop pins and
+/// the conformance suite compares with.
+std::string version_text(const std::string& program);
 
 /// The usage text (--help, and after a UsageError).
 const char* usage_text();

@@ -1,4 +1,4 @@
-#include "server/shutdown_on_signal.h"
+#include "app/shutdown_on_signal.h"
 
 #include <pthread.h>  // pthread_sigmask
 #include <signal.h>   // SIGINT, SIGTERM, sigset_t
@@ -9,7 +9,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 
-#include "server/created_files.h"
+#include "transport/created_files.h"
 
 namespace spinrpc {
 

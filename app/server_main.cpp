@@ -1,19 +1,21 @@
-#include "server/server_main.h"
+#include "app/server_main.h"
 
 #include <csignal>       // std::signal, SIGPIPE
 #include <cstdio>        // std::fputs
 #include <iostream>      // std::cerr
 #include <system_error>  // std::system_error
 
+#include "app/shutdown_on_signal.h"
 #include "channel/fd_channel.h"
 #include "channel/json_rpc_channel.h"
 #include "channel/peer_closed.h"
 #include "channel/spin_config.h"
 #include "protocol/protocol_error.h"
 #include "server/channel_stats_json.h"
-#include "server/created_files.h"
-#include "server/shutdown_on_signal.h"
-#include "server/transport.h"
+#include "transport/created_files.h"
+#include "transport/fifo.h"
+#include "transport/stdio.h"
+#include "transport/unix_socket.h"
 
 namespace spinrpc {
 namespace {
@@ -62,7 +64,8 @@ int serve(const CommandLine& line, const std::string& program, const AddMethods&
   channel_options.spin = resolve_spin_policy(line.spin);
   try {
     const std::unique_ptr<Transport> transport = make_transport(line, files);
-    FdChannel channel = transport->accept(std::move(channel_options));
+    Connection connection = transport->accept();
+    FdChannel channel(std::move(connection.in), std::move(connection.out), std::move(channel_options));
     try {
       if (line.async) {
         // The same buffered, spin-aware stream under tsgo's JSON-RPC framing.
@@ -102,6 +105,13 @@ int run_server_main(const std::string& program, const std::vector<std::string>& 
   try {
     line = parse_command_line(args);
     for (const std::string& warning : line.warnings) std::cerr << program << ": " << warning << '\n';
+    if (line.version && !line.help) {
+      // tsgo answers --version outside API mode only; in API mode its flag
+      // set does not know the flag: one line and the usage, exit 2.
+      if (line.api) throw UsageError("flag provided but not defined: -" + *line.version);
+      std::cout << version_text(program) << '\n';
+      return 0;
+    }
     if (line.help) {
       // tsgo's flag set treats --help after --api as a usage error: usage on
       // stderr, exit 2. On its own, --help is a request: stdout, exit 0.

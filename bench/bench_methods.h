@@ -3,8 +3,10 @@
 #include <cstdint>  // std::uint64_t
 
 namespace spinrpc {
-
 class Server;
+}  // namespace spinrpc
+
+namespace spinrpc::bench {
 
 /// Largest reply benchWork produces, in bytes (64 MiB): parameters come off
 /// the wire, so the reply buffer is bounded like any frame.
@@ -12,8 +14,8 @@ inline constexpr std::uint64_t kMaxBenchReplyBytes = std::uint64_t{64} << 20;
 /// Longest busy-work benchWork does, in µs (10 s).
 inline constexpr std::uint64_t kMaxBenchBusyUs = 10'000'000;
 
-/// Registers the method set the benchmarks drive (spinrpc-server
-/// --bench-methods; off by default so the drop-in surface stays tsgo's):
+/// Registers the method set the benchmarks drive on spinrpc-bench-server
+/// (spinrpc-server itself answers tsgo's surface only):
 ///
 ///   benchWork {"busyUs": N, "replyBytes": M}
 ///     burns N µs of CPU on the server's thread (a busy loop, as a type
@@ -22,4 +24,4 @@ inline constexpr std::uint64_t kMaxBenchBusyUs = 10'000'000;
 ///     a negative or non-integer value, or values over the limits above.
 void register_bench_methods(Server& server);
 
-}  // namespace spinrpc
+}  // namespace spinrpc::bench

@@ -4,13 +4,14 @@
 #include <string>      // std::string
 #include <vector>      // std::vector
 
-#include "server/command_line.h"
+#include "app/command_line.h"
 #include "server/server.h"
 
 namespace spinrpc {
 
 /// Registers an executable's own methods on its Server, given the parsed
-/// command line (e.g. spinrpc-server's --bench-methods).
+/// command line: the hook for extra methods (bench/bench_server_main.cpp
+/// adds the benchmarks' benchWork; tests/peers/ their scripted methods).
 using AddMethods = std::function<void(Server& server, const CommandLine& line)>;
 
 /// The whole of a spinrpc-server-like executable, for spinrpc-server itself

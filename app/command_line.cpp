@@ -1,4 +1,4 @@
-#include "server/command_line.h"
+#include "app/command_line.h"
 
 #include <sys/stat.h>  // ::stat
 #include <unistd.h>    // ::getcwd
@@ -94,6 +94,7 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
 
     if (name == "api") line.api = boolean();
     else if (name == "help" || name == "h") line.help = true;
+    else if (name == "version" || name == "v") line.version = std::string(name);
     else if (name == "timing") line.server.timing = boolean();
     else if (name == "async") line.async = boolean();
     else if (name == "cwd") {
@@ -105,7 +106,6 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
     else if (name == "fifo-out") line.fifo_out = std::string(value());
     else if (name == "max-message-bytes") line.max_message_bytes = parse_size(name, value());
     else if (name == "stats") line.print_stats = boolean();
-    else if (name == "bench-methods") line.bench_methods = boolean();
     else if (name == "spin-us") {
       const std::string_view text = value();
       if (const auto us = parse_spin_us(text)) line.spin.spin_us = *us;
@@ -120,6 +120,11 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
   if (cwd_set && line.server.cwd.empty()) throw UsageError("-cwd must not be empty");
   if (!cwd_set) line.server.cwd = working_directory();
   return line;
+}
+
+std::string version_text(const std::string& program) {
+  // Both set by app/CMakeLists.txt from CMakeLists.txt's one place.
+  return program + " " SPINRPC_VERSION " (tsgo API " SPINRPC_TSGO_API_VERSION ")";
 }
 
 const char* usage_text() {
@@ -151,11 +156,11 @@ spinrpc's flags:
   --adaptive=0|1        suspend spinning after 3 waits over 1 ms, resume after
                         3 under (default: TSGO_SYNC_SPIN_ADAPTIVE, else 1)
   --stats               print the channel's spin counters to stderr at exit
-  --bench-methods       also answer benchWork {"busyUs":N,"replyBytes":M}, the
-                        benchmarks' server-side work (off: tsgo's surface only)
   --max-message-bytes N refuse frames larger than N bytes (default 268435456)
   --help                print this text and exit 0 (after --api: to stderr,
                         exit 2, as tsgo does)
+  --version             print spinrpc's version and the tsgo version whose
+                        API it answers, exit 0 (with --api: exit 2, as tsgo)
 
 Besides tsgo's methods, getChannelStats answers the spin counters as JSON.
 )";

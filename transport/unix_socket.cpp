@@ -1,8 +1,9 @@
-#include <fcntl.h>     // ::fcntl, F_DUPFD_CLOEXEC, FD_CLOEXEC
-#include <sys/socket.h>
-#include <sys/stat.h>  // ::lstat, S_ISSOCK
-#include <sys/un.h>    // sockaddr_un
-#include <unistd.h>    // ::unlink
+#include "transport/unix_socket.h"
+
+#include <fcntl.h>       // ::fcntl, FD_CLOEXEC
+#include <sys/socket.h>  // ::socket, ::connect
+#include <sys/stat.h>    // ::lstat, S_ISSOCK
+#include <unistd.h>      // ::unlink
 
 #include <cstring>       // std::memcpy
 #include <system_error>  // std::system_error
@@ -11,9 +12,8 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
 
-#include "channel/syscall.h"
-#include "server/created_files.h"
-#include "server/transport.h"
+#include "transport/connect_retry.h"
+#include "transport/created_files.h"
 
 namespace spinrpc {
 namespace {
@@ -36,9 +36,7 @@ void remove_stale_socket(const std::string& path) {
     fail(errno, path);
   }
   if (!S_ISSOCK(st.st_mode)) fail(EEXIST, path, "it exists and is not a socket (not removing it)");
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+  const sockaddr_un address = unix_socket_address(path, "cannot listen on");
   const UniqueFd probe(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!probe) fail(errno, path);
   if (::connect(probe.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0) {
@@ -53,9 +51,7 @@ class UnixSocketTransport final : public Transport {
  public:
   UnixSocketTransport(std::string path, CreatedFiles& files)
       : path_(std::move(path)), files_(files), acceptor_(io_) {
-    if (path_.empty() || path_.size() >= sizeof(sockaddr_un::sun_path)) {
-      fail(ENAMETOOLONG, path_, "a Unix socket path must have 1 to 107 bytes");
-    }
+    unix_socket_address(path_, "cannot listen on");  // the length rule, before anything is touched
     remove_stale_socket(path_);
     boost::system::error_code error;
     acceptor_.open(stream_protocol(), error);
@@ -73,7 +69,7 @@ class UnixSocketTransport final : public Transport {
     files_.remove(path_);
   }
 
-  FdChannel accept(ChannelOptions options) override {
+  Connection accept() override {
     boost::system::error_code error;
     stream_protocol::socket socket = acceptor_.accept(error);
     if (error) throw std::system_error(error.value(), std::generic_category(), "cannot accept on " + path_);
@@ -88,9 +84,8 @@ class UnixSocketTransport final : public Transport {
     UniqueFd in(socket.release());
     // The server never execs, but every fd spinrpc holds is close-on-exec.
     ::fcntl(in.get(), F_SETFD, FD_CLOEXEC);
-    UniqueFd out(::fcntl(in.get(), F_DUPFD_CLOEXEC, 0));
-    if (!out) throw_syscall_error(errno, "duplicate", in.get());
-    return FdChannel(std::move(in), std::move(out), std::move(options));
+    UniqueFd out = UniqueFd::duplicate(in.get());
+    return {std::move(in), std::move(out)};
   }
 
  private:
@@ -112,8 +107,41 @@ class UnixSocketTransport final : public Transport {
 
 }  // namespace
 
+sockaddr_un unix_socket_address(const std::string& path, const char* what_for) {
+  sockaddr_un address{};
+  if (path.empty() || path.size() >= sizeof address.sun_path) {
+    throw std::system_error(ENAMETOOLONG, std::generic_category(),
+                            std::string(what_for) + " " + path + ": a Unix socket path must have 1 to " +
+                                std::to_string(sizeof address.sun_path - 1) + " bytes");
+  }
+  address.sun_family = AF_UNIX;
+  std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+  return address;
+}
+
 std::unique_ptr<Transport> make_unix_socket_transport(const std::string& path, CreatedFiles& files) {
   return std::make_unique<UnixSocketTransport>(path, files);
+}
+
+Connection connect_unix_socket(const std::string& path, std::chrono::milliseconds timeout) {
+  const sockaddr_un address = unix_socket_address(path, "cannot connect to");
+  UniqueFd socket = detail::retry_connect(
+      [&] {
+        UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+        if (!fd) throw std::system_error(errno, std::generic_category(), "cannot create a socket for " + path);
+        // Not check_syscall: ENOENT and ECONNREFUSED are answers here
+        // ("not listening yet"), and an interrupted connect is simply tried
+        // again on a fresh socket.
+        if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
+          const int err = errno == EINTR ? ECONNREFUSED : errno;
+          fd.reset();
+          errno = err;
+        }
+        return fd;
+      },
+      ENOENT, ECONNREFUSED, path, timeout);
+  UniqueFd out = UniqueFd::duplicate(socket.get());
+  return {std::move(socket), std::move(out)};
 }
 
 }  // namespace spinrpc

@@ -1,4 +1,4 @@
-#include "server/bench_methods.h"
+#include "bench/bench_methods.h"
 
 #include <chrono>     // std::chrono::steady_clock
 #include <memory>     // std::make_shared
@@ -9,7 +9,7 @@
 
 #include "server/server.h"
 
-namespace spinrpc {
+namespace spinrpc::bench {
 namespace {
 
 struct BenchWork {
@@ -69,4 +69,4 @@ void register_bench_methods(Server& server) {
   });
 }
 
-}  // namespace spinrpc
+}  // namespace spinrpc::bench

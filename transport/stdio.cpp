@@ -1,15 +1,13 @@
-#include <unistd.h>  // STDIN_FILENO, STDOUT_FILENO
+#include "transport/stdio.h"
 
-#include "server/transport.h"
+#include <unistd.h>  // STDIN_FILENO, STDOUT_FILENO
 
 namespace spinrpc {
 namespace {
 
 class StdioTransport final : public Transport {
  public:
-  FdChannel accept(ChannelOptions options) override {
-    return FdChannel(UniqueFd(STDIN_FILENO), UniqueFd(STDOUT_FILENO), std::move(options));
-  }
+  Connection accept() override { return {UniqueFd(STDIN_FILENO), UniqueFd(STDOUT_FILENO)}; }
 };
 
 }  // namespace

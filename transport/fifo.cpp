@@ -1,11 +1,13 @@
-#include <fcntl.h>     // ::open, O_*
+#include "transport/fifo.h"
+
+#include <fcntl.h>     // ::open, ::fcntl, O_*
 #include <sys/stat.h>  // ::mkfifo, ::stat, S_ISFIFO
 
 #include <system_error>  // std::system_error
 
 #include "channel/syscall.h"
-#include "server/created_files.h"
-#include "server/transport.h"
+#include "transport/connect_retry.h"
+#include "transport/created_files.h"
 
 namespace spinrpc {
 namespace {
@@ -48,7 +50,7 @@ class FifoTransport final : public Transport {
     files_.remove(out_path_);
   }
 
-  FdChannel accept(ChannelOptions options) override {
+  Connection accept() override {
     // Blocks until the client opens the reply FIFO for reading. If it opens
     // the request FIFO first, that succeeded already (early_reader_).
     UniqueFd out = open_fifo(out_path_, O_WRONLY);
@@ -56,7 +58,7 @@ class FifoTransport final : public Transport {
     // first read cannot mistake "no writer yet" for EOF.
     UniqueFd in = open_fifo(in_path_, O_RDONLY);
     early_reader_.reset();
-    return FdChannel(std::move(in), std::move(out), std::move(options));
+    return {std::move(in), std::move(out)};
   }
 
  private:
@@ -71,6 +73,25 @@ class FifoTransport final : public Transport {
 std::unique_ptr<Transport> make_fifo_transport(const std::string& in_path,
                                                const std::string& out_path, CreatedFiles& files) {
   return std::make_unique<FifoTransport>(in_path, out_path, files);
+}
+
+Connection connect_fifo_pair(const std::string& to_server, const std::string& from_server,
+                             std::chrono::milliseconds timeout) {
+  // O_NONBLOCK: an open for writing fails with ENXIO instead of blocking
+  // while the server has no reader on its request FIFO yet.
+  UniqueFd out = detail::retry_connect(
+      [&] { return UniqueFd(::open(to_server.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC)); }, ENOENT,
+      ENXIO, to_server, timeout);
+  const int flags = ::fcntl(out.get(), F_GETFL);
+  if (flags < 0 || ::fcntl(out.get(), F_SETFL, flags & ~O_NONBLOCK) != 0) {
+    throw std::system_error(errno, std::generic_category(), "cannot set up " + to_server);
+  }
+  // Blocking: returns once the server opens its reply FIFO for writing, so
+  // the first read cannot mistake "no writer yet" for EOF.
+  const int in = check_syscall([&] { return ::open(from_server.c_str(), O_RDONLY | O_CLOEXEC); },
+                               "open", -1);
+  if (in < 0) throw std::system_error(errno, std::generic_category(), "cannot connect to " + from_server);
+  return {UniqueFd(in), std::move(out)};
 }
 
 }  // namespace spinrpc

@@ -7,8 +7,10 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { join as joinPath } from "node:path";
 import { API } from "@typescript/native-preview/unstable/async";
-import { peers, requireBinary } from "./peers.mjs";
+import { createVirtualFileSystem } from "@typescript/native-preview/unstable/fs";
+import { peers, requireBinary, REPO_ROOT } from "./peers.mjs";
 
 const scratch = mkdtempSync(join(tmpdir(), "spinrpc-async-"));
 after(() => rmSync(scratch, { recursive: true, force: true }));
@@ -90,3 +92,71 @@ for (const peer of peers()) {
     });
   });
 }
+
+// Server -> client calls through --callbacks (docs/ASYNC.md, "Replies and
+// handlers"). spinrpc-server's built-in methods never call the client, as
+// tsgo's never do; the scripted server (tests/peers/, the server library
+// with test methods) has callFs, which Calls the client's file-system
+// callbacks. tsgo Calls back when it loads a project.
+const SCRIPTED = process.env.SPINRPC_SCRIPTED_SERVER || joinPath(REPO_ROOT, "build", "bin", "scripted_server");
+
+/** A virtual file system that records every callback the server makes. */
+function recordingFs(files) {
+  const fs = createVirtualFileSystem(files);
+  const calls = [];
+  const wrapped = {};
+  for (const name of ["readFile", "fileExists", "directoryExists", "getAccessibleEntries", "realpath"]) {
+    wrapped[name] = (path) => { calls.push([name, path]); return fs[name](path); };
+  }
+  return { fs: wrapped, calls };
+}
+
+describe("real async client: a server -> client call through --callbacks", () => {
+  test("scripted server: callFs Calls readFile and fileExists; results in order, a request meanwhile, an error response", async () => {
+    requireBinary({ name: "scripted_server", path: SCRIPTED });
+    const { fs, calls } = recordingFs({ "/v/a.ts": "export const a = 1;\n" });
+    // realpath is not registered: the client answers its call with -32601.
+    delete fs.realpath;
+    const api = new API({ tsserverPath: SCRIPTED, cwd: "/v", fs });
+    const request = (m, p) => api.client.apiRequest(m, p);
+    try {
+      assert.equal(await request("ping", null), "pong");
+      const result = await request("callFs", { calls: [["readFile", "/v/a.ts"], ["fileExists", "/v/a.ts"], ["fileExists", "/v/b.ts"], ["readFile", "/v/b.ts"]] });
+      // A missing file: the virtual fs returns undefined, which the client sends as null.
+      assert.deepEqual(result, [{ content: "export const a = 1;\n" }, true, false, null]);
+      assert.deepEqual(calls, [["readFile", "/v/a.ts"], ["fileExists", "/v/a.ts"], ["fileExists", "/v/b.ts"], ["readFile", "/v/b.ts"]]);
+      // Requests sent while a call is pending are answered (after it: docs/ASYNC.md).
+      const [both, echoed] = await Promise.all([
+        request("callFs", { calls: [["directoryExists", "/v"], ["getAccessibleEntries", "/v"]] }),
+        request("echo", { during: "call" }),
+      ]);
+      assert.deepEqual(both, [true, { files: ["a.ts"], directories: [] }]);
+      assert.deepEqual(echoed, { during: "call" });
+      // The client's error response fails the request with one line, no stack trace.
+      await assert.rejects(request("callFs", { calls: [["realpath", "/v"]] }),
+        (e) => e.code === -32603 && e.message === "api: remote error [-32601]: Unhandled method realpath");
+      assert.equal(await request("ping", null), "pong");  // the session goes on
+    } finally {
+      await api.close();
+    }
+  });
+
+  test("tsgo: parseConfigFile reads a virtual project through the client's callbacks", async () => {
+    const tsgo = peers()[1];
+    requireBinary(tsgo);
+    const { fs, calls } = recordingFs({
+      "/virtual/cwd/tsconfig.json": '{"compilerOptions":{"strict":true},"include":["src"]}',
+      "/virtual/cwd/src/a.ts": "export const a = 1;\n",
+    });
+    const api = new API({ tsserverPath: tsgo.path, cwd: "/virtual/cwd", fs });
+    try {
+      const config = await api.parseConfigFile("/virtual/cwd/tsconfig.json");
+      assert.deepEqual(config.fileNames, ["/virtual/cwd/src/a.ts"]);
+      assert.equal(config.options.strict, true);
+      assert.deepEqual(calls[0], ["readFile", "/virtual/cwd/tsconfig.json"]);
+      assert.ok(calls.some(([name, path]) => name === "getAccessibleEntries" && path === "/virtual/cwd/src"), JSON.stringify(calls));
+    } finally {
+      await api.close();
+    }
+  });
+});

@@ -54,7 +54,10 @@ if configure_and_build "$ASAN_DIR" "$ASAN_FLAGS"; then
     ctest --test-dir "$ASAN_DIR" --output-on-failure || status=1
     if [[ "${SPINRPC_SKIP_INTEROP:-0}" != 1 ]]; then
       echo "== npm test (tests/interop) against the ASan spinrpc-server"
-      (cd "$ROOT/tests/interop" && SPINRPC_SERVER="$ASAN_DIR/bin/spinrpc-server" npm test) || status=1
+      # Both modes: the async suites run the ASan spinrpc-server and the ASan
+      # scripted server (the server -> client calls).
+      (cd "$ROOT/tests/interop" && SPINRPC_SERVER="$ASAN_DIR/bin/spinrpc-server" \
+        SPINRPC_SCRIPTED_SERVER="$ASAN_DIR/bin/scripted_server" npm test) || status=1
     fi
     exit "$status"
   ) || failed+=("asan")

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fuzz_check.h"
+#include "json_oracle.h"
 #include "protocol/content_length.h"
 #include "protocol/json_rpc.h"
 #include "protocol/protocol_error.h"
@@ -32,6 +33,7 @@ using spinrpc::JsonRpcDecoder;
 using spinrpc::JsonRpcMessage;
 using spinrpc::Limits;
 using spinrpc::ProtocolError;
+using spinrpc::fuzz::valid_json;
 
 struct Split {
   std::vector<std::string> bodies;
@@ -74,35 +76,6 @@ Split split(std::string_view stream, std::uint64_t seed, bool random_cuts) {
     FUZZ_CHECK(out.end.find('\n') == std::string::npos, "one-line error");
   }
   return out;
-}
-
-// Valid JSON to nlohmann-json; a number beyond a double (1e400), which
-// tsgo copies as written and nlohmann refuses (its error 406), counts as valid.
-struct OverflowOnly : nlohmann::json_sax<nlohmann::json> {
-  int error_id = 0;
-  bool null() override { return true; }
-  bool boolean(bool) override { return true; }
-  bool number_integer(number_integer_t) override { return true; }
-  bool number_unsigned(number_unsigned_t) override { return true; }
-  bool number_float(number_float_t, const string_t&) override { return true; }
-  bool string(string_t&) override { return true; }
-  bool binary(binary_t&) override { return true; }
-  bool start_object(std::size_t) override { return true; }
-  bool key(string_t&) override { return true; }
-  bool end_object() override { return true; }
-  bool start_array(std::size_t) override { return true; }
-  bool end_array() override { return true; }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
-    error_id = e.id;
-    return false;
-  }
-};
-
-bool valid_json(std::string_view json) {
-  if (nlohmann::json::accept(json)) return true;
-  OverflowOnly sax;
-  nlohmann::json::sax_parse(json, &sax);
-  return sax.error_id == 406;
 }
 
 void check_message(JsonRpcDecoder& decoder, const JsonRpcMessage& m) {

@@ -183,10 +183,33 @@ for (const [name, header] of Object.entries({
   "eof-in-body": "Content-Length: 5\r\n\r\n{}", "short": "Content-Length: 3\r\n\r\n{}}", "cr-only": "Content-Length: 2\r\r\r{}",
 })) add(jsonRpc, `async-header-${name}`, header);
 
+// Whole async sessions for server_serve_async: the server's calls to the
+// client (tests/fuzz/server_serve_async_fuzz.cpp's handlers) and their answers.
+const asyncSessions = [];
+const call = (id, method, params = '"/x"') => lsp(rpc(id, method, JSON.parse(params)));
+const answer = (n, result) => lsp(`{"jsonrpc":"2.0","id":"api${n}","result":${result}}`);
+const errorAnswer = (n) => lsp(`{"jsonrpc":"2.0","id":"api${n}","error":{"code":-32601,"message":"Unhandled method readFile"}}`);
+for (const [name, input] of Object.entries({
+  "callback-answered": bytes(call(1, "callback"), answer(1, '{"content":"x"}'), lsp(bodies.ping)),
+  "callback-error": bytes(call(1, "callback"), errorAnswer(1)),
+  "callback-eof": call(1, "callback"),
+  "callback-eof-in-answer": bytes(call(1, "callback"), "Content-Length: 40\r\n\r\n{\"jsonrpc\""),
+  "callback-malformed-answer": bytes(call(1, "callback"), lsp('{"jsonrpc":"2.0","id":"api1","result":[1,]}')),
+  "callback-request-meanwhile": bytes(call(1, "callback"), lsp(bodies["echo-object"]), answer(1, "null"), lsp(bodies.ping)),
+  "callback-stray-answers": bytes(call(1, "callback"), answer(9, "1"), lsp('{"jsonrpc":"2.0","id":1,"result":2}'), lsp(bodies.notification), answer(1, '"r"')),
+  "callback-loop": bytes(call(1, "callbackLoop", '{"p":[1,2]}'), answer(1, "true"), errorAnswer(2), answer(3, "false"), answer(4, "null")),
+  "swallow-eof": call(1, "swallow"),
+  "swallow-answered": bytes(call(1, "swallow"), answer(1, "1"), errorAnswer(2), answer(3, '"x"')),
+  "throw": call(1, "throw", '"boom"'),
+  "not-json-result": call(1, "notJson", "null"),
+  "timing-reset": bytes(lsp(bodies.ping), lsp(rpc(2, "resetServerTiming", [null])), lsp(bodies.timing)),
+})) add(asyncSessions, `session-${name}`, input);
+
 // ── write ─────────────────────────────────────────────────────────────
 write("decode_frame", framing);
 write("json_rpc_decode", jsonRpc);
 write("server_serve", [...framing, ...streams]);
+write("server_serve_async", [...jsonRpc, ...asyncSessions]);
 
 function write(target, list) {
   const dir = join(here, "corpus", target);

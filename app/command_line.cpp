@@ -137,10 +137,10 @@ const char* usage_text() {
 
 Serves the TypeScript 7 API (tsgo --api) over stdin/stdout: MessagePack
 frames (or JSON-RPC with --async), the same replies as tsgo for echo, ping,
-initialize, getServerTiming and
-resetServerTiming. Exits 0 when the client closes the connection, 1 on a
-malformed frame or an OS error (one line on stderr), 2 on a bad command line,
-130/143 after SIGINT/SIGTERM (created files removed).
+initialize, getServerTiming and resetServerTiming. Exits 0 when the client
+closes the connection, 1 on a malformed message or an OS error (one line on
+stderr), 2 on a bad command line, 130/143 after SIGINT/SIGTERM (created
+files removed).
 
 tsgo's flags:
   --api                 API mode (required)

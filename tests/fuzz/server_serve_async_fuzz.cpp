@@ -26,8 +26,7 @@
 //   throw          throws std::runtime_error(params)
 //   notJson        replies bytes that are not JSON (an error reply)
 #include <fcntl.h>     // ::fcntl, F_DUPFD_CLOEXEC
-#include <sys/mman.h>  // ::memfd_create, MFD_CLOEXEC
-#include <unistd.h>    // ::write, ::lseek, ::read, ::close
+#include <unistd.h>    // ::lseek, ::close
 
 #include <cstddef>       // std::byte, std::size_t
 #include <cstdint>       // std::uint8_t
@@ -44,6 +43,7 @@
 #include "channel/json_rpc_channel.h"
 #include "channel/peer_closed.h"
 #include "fuzz_check.h"
+#include "memfd_io.h"
 #include "json_oracle.h"
 #include "protocol/content_length.h"
 #include "protocol/protocol_error.h"
@@ -54,6 +54,9 @@ namespace {
 
 using spinrpc::ByteView;
 using spinrpc::RequestContext;
+using spinrpc::fuzz::make_memfd;
+using spinrpc::fuzz::read_back;
+using spinrpc::fuzz::write_all;
 
 // Bodies over 1 MiB are refused: fuzz inputs are small.
 constexpr std::size_t kMaxMessageBytes = std::size_t{1} << 20;
@@ -113,33 +116,6 @@ void add_handlers(spinrpc::Server& server, Session& session) {
     (void)ctx.channel_stats();
     ctx.reply() = R"("stats")";
   });
-}
-
-int make_memfd(const char* name) {
-  const int fd = ::memfd_create(name, MFD_CLOEXEC);
-  FUZZ_CHECK(fd >= 0, "memfd_create");
-  return fd;
-}
-
-void write_all(int fd, ByteView bytes) {
-  std::size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    FUZZ_CHECK(n > 0, "write to a memfd");
-    done += static_cast<std::size_t>(n);
-  }
-}
-
-std::string read_back(int fd) {
-  std::string bytes;
-  FUZZ_CHECK(::lseek(fd, 0, SEEK_SET) == 0, "lseek on a memfd");
-  char chunk[65536];
-  for (;;) {
-    const ssize_t n = ::read(fd, chunk, sizeof chunk);
-    FUZZ_CHECK(n >= 0, "read from a memfd");
-    if (n == 0) return bytes;
-    bytes.append(chunk, static_cast<std::size_t>(n));
-  }
 }
 
 struct Run {

@@ -22,7 +22,6 @@
 // (-1: unknown, /proc could not be read).
 #include <fcntl.h>     // ::open, O_*
 #include <stdlib.h>    // ::mkdtemp
-#include <sys/un.h>    // sockaddr_un
 #include <sys/wait.h>  // WIFEXITED, WEXITSTATUS, WIFSIGNALED, WTERMSIG
 
 #include <array>         // std::array
@@ -52,6 +51,7 @@
 #include "bench/workloads.h"
 #include "channel/unique_fd.h"
 #include "client-shim/child_process.h"
+#include "transport/unix_socket.h"
 
 namespace spinrpc::bench {
 
@@ -126,9 +126,7 @@ class TransportPeer {
     std::vector<std::string> args{"--api"};
     if (t == Transport::Socket) {
       const std::string socket = (dir_->path() / "api.sock").string();
-      if (socket.size() >= sizeof(sockaddr_un::sun_path)) {
-        throw std::runtime_error("the socket path " + socket + " is too long for a Unix socket (set TMPDIR shorter)");
-      }
+      unix_socket_address(socket, "cannot benchmark a socket at");  // the length rule, before spawning
       files_.push_back(socket);
       args.insert(args.end(), {"--pipe", socket});
     } else {

@@ -5,14 +5,19 @@
 #      slow server, worst case, oversubscribed; every workload under spin
 #      off / fixed / adaptive, rounds alternating;
 #   2. bench/node/echo_latency.mjs: the real TypeScript client against
-#      spinrpc-server (server spin off / fixed / adaptive) and tsgo;
+#      spinrpc-server (server spin off / fixed / adaptive) and tsgo, through
+#      its own channel and through spinrpc's Node.js binding (node/), with
+#      the binding's sparse-request CPU, spawn and large-payload workloads;
 #   3. --async: bench/node/async_echo.mjs (the real async client against
 #      spinrpc-server and tsgo: sequential echoes, 10 000 in flight, 1 MiB
 #      echoes) and spinrpc-json-bench / spinrpc-json-bench-native (the decode
 #      path against a full simdjson walk of a 1 MiB body), runs alternating;
-#   4. bench/report.mjs: the tables, ratios and CDF pictures.
+#   4. bench/report.mjs: the tables, ratios and CDF pictures;
+#   5. bench/workload/run.sh: the recorded aws-cdk-lib walk replayed through
+#      the shim (default vs spin-off, and 1-4 at once) and the JS client; its
+#      own section of the report (bench/workload/README.md).
 #
-#   scripts/bench.sh          full run (about 5 minutes on a 2-vCPU VM);
+#   scripts/bench.sh          full run (about 13 minutes on a 2-vCPU VM);
 #                             writes bench/REPORT.md and bench/report/*.png
 #   scripts/bench.sh --smoke  a few seconds, tiny counts, not a measurement;
 #                             writes bench/out/smoke/REPORT.md, never
@@ -59,7 +64,7 @@ if ((smoke)); then
   REPORT="$OUT/REPORT.md"
   PNG_DIR="$OUT/png"
   mode=(--smoke)
-  node_args=(--size 8 --count 200 --rounds 2 --warmup 20)
+  node_args=(--size 8 --count 200 --rounds 2 --warmup 20 --sparse 4 --spawn 1 --large-mib 1 --large-reps 1)
   async_args=(--count 50 --inflight 200 --big 1 --rounds 1 --warmup 10)
   json_bench_rounds=1
   json_bench_args=(--min-seconds 0.02)
@@ -68,7 +73,7 @@ else
   REPORT="$ROOT/bench/REPORT.md"
   PNG_DIR="$ROOT/bench/report"
   mode=()
-  node_args=(--size 8 --count 100000 --rounds 5 --warmup 1000)
+  node_args=(--size 8 --count 100000 --rounds 5 --warmup 1000 --sparse 1000 --spawn 6 --large-mib 1,16 --large-reps 3)
   async_args=(--count 2000 --inflight 10000 --big 20 --rounds 5 --warmup 200)
   json_bench_rounds=5
   json_bench_args=(--min-seconds 0.3)
@@ -138,3 +143,8 @@ report_args=(--bench-json "$OUT/spinrpc-bench.json" --latency-dir "$OUT/latency"
   --out "$REPORT" --png-dir "$PNG_DIR" --command "$command" --build-dir "$BUILD_DIR")
 ((smoke)) && report_args+=(--smoke)
 node "$ROOT/bench/report.mjs" "${report_args[@]}"
+
+echo "== bench/workload/run.sh"
+workload_args=(--report "$REPORT" --png-dir "$PNG_DIR" --command "$command")
+((smoke)) && workload_args+=(--smoke)
+bash "$ROOT/bench/workload/run.sh" "${workload_args[@]}"

@@ -7,10 +7,9 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { join as joinPath } from "node:path";
 import { API } from "@typescript/native-preview/unstable/async";
 import { createVirtualFileSystem } from "@typescript/native-preview/unstable/fs";
-import { peers, requireBinary, REPO_ROOT } from "./peers.mjs";
+import { peers, requireBinary, scriptedServer } from "./peers.mjs";
 
 const scratch = mkdtempSync(join(tmpdir(), "spinrpc-async-"));
 after(() => rmSync(scratch, { recursive: true, force: true }));
@@ -98,7 +97,7 @@ for (const peer of peers()) {
 // tsgo's never do; the scripted server (tests/peers/, the server library
 // with test methods) has callFs, which Calls the client's file-system
 // callbacks. tsgo Calls back when it loads a project.
-const SCRIPTED = process.env.SPINRPC_SCRIPTED_SERVER || joinPath(REPO_ROOT, "build", "bin", "scripted_server");
+const SCRIPTED = scriptedServer();
 
 /** A virtual file system that records every callback the server makes. */
 function recordingFs(files) {
@@ -113,11 +112,11 @@ function recordingFs(files) {
 
 describe("real async client: a server -> client call through --callbacks", () => {
   test("scripted server: callFs Calls readFile and fileExists; results in order, a request meanwhile, an error response", async () => {
-    requireBinary({ name: "scripted_server", path: SCRIPTED });
+    requireBinary(SCRIPTED);
     const { fs, calls } = recordingFs({ "/v/a.ts": "export const a = 1;\n" });
     // realpath is not registered: the client answers its call with -32601.
     delete fs.realpath;
-    const api = new API({ tsserverPath: SCRIPTED, cwd: "/v", fs });
+    const api = new API({ tsserverPath: SCRIPTED.path, cwd: "/v", fs });
     const request = (m, p) => api.client.apiRequest(m, p);
     try {
       assert.equal(await request("ping", null), "pong");

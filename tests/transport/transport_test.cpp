@@ -9,7 +9,6 @@
 #include <sys/wait.h>    // ::waitpid
 #include <unistd.h>      // ::close, ::write
 
-#include <cstring>       // std::memcpy
 #include <fstream>       // std::ofstream
 #include <string>        // std::string
 #include <system_error>  // std::system_error
@@ -52,9 +51,7 @@ void check_echoes(SyncRpcChannel& channel) {
 // A socket file nobody listens on: what a crashed server leaves behind.
 void make_stale_socket(const std::string& path) {
   const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+  const sockaddr_un address = spinrpc::unix_socket_address(path, "cannot make a stale socket at");
   REQUIRE(::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0);
   ::close(fd);
 }

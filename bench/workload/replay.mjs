@@ -1,0 +1,123 @@
+#!/usr/bin/env node
+// replay (JS): plays a workload trace (bench/workload/README.md) through the
+// TypeScript client's own SyncRpcChannel, constructed as
+// @typescript/native-preview's dist/api/sync/client.js constructs it,
+// against spinrpc-bench-server (spinrpc-server plus benchWork): requests of the recorded
+// sizes, the recorded server time as the server's busy work, the recorded
+// client gaps as busy work here. Run under `node --import node/register.mjs`
+// the Node binding replaces that SyncRpcChannel (same module) unchanged.
+//
+//   node [--import node/register.mjs] bench/workload/replay.mjs --trace FILE
+//        [--start I] [--limit N] [--rounds R] [--parallel LIST]
+//        [--variants default,off] [--json FILE]
+//
+// Options as spinrpc-replay's. Variants set the environment both ends read
+// at spawn: default unsets TSGO_SYNC_SPIN_US/TSGO_SYNC_SPIN_ADAPTIVE, off
+// sets TSGO_SYNC_SPIN_US=0 (the pure-JS channel never spins; the server and
+// a binding do). --parallel N runs N copies of this script at once (same
+// node flags). SPINRPC_BENCH_SERVER overrides build/bin/spinrpc-bench-server.
+import { spawn } from "node:child_process";
+import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { onlyChildPid, procCpuSeconds } from "../node/proc_cpu.mjs";
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const REPO = resolve(HERE, "..", "..");
+const SERVER = process.env.SPINRPC_BENCH_SERVER || join(process.env.SPINRPC_BUILD_DIR || join(REPO, "build"), "bin", "spinrpc-bench-server");
+const CHANNEL = join(REPO, "tests", "interop", "node_modules", "@typescript", "native-preview", "dist", "api", "syncChannel.js");
+
+function usage(msg) {
+  console.error(`replay.mjs: ${msg}\nusage: node bench/workload/replay.mjs --trace FILE [--start I] [--limit N] [--rounds R] [--parallel LIST] [--variants default,off] [--json FILE]`);
+  process.exit(2);
+}
+const opts = { trace: null, start: 0, limit: 0, rounds: 5, parallel: [1], variants: ["default", "off"], json: null, one: null };
+{
+  const argv = process.argv.slice(2);
+  for (let i = 0; i < argv.length; i++) {
+    const k = argv[i], v = argv[++i];
+    if (v === undefined) usage(`${k} needs a value`);
+    if (k === "--trace") opts.trace = v;
+    else if (k === "--json") opts.json = v;
+    else if (k === "--one") opts.one = v;  // internal: one replay of variant v, result on stdout
+    else if (k === "--parallel") opts.parallel = v.split(",").map(Number);
+    else if (k === "--variants") opts.variants = v.split(",");
+    else if (["--start", "--limit", "--rounds"].includes(k)) opts[k.slice(2)] = Number(v);
+    else usage(`unknown argument ${k}`);
+  }
+  if (!opts.trace) usage("--trace is required");
+  for (const v of opts.variants) if (v !== "default" && v !== "off") usage(`unknown variant ${v}`);
+}
+
+function readTrace() {
+  const rows = [];
+  let index = 0;
+  for (const line of readFileSync(opts.trace, "utf8").split("\n")) {
+    if (!line || line.startsWith("#")) continue;
+    if (index++ < opts.start) continue;
+    if (opts.limit && rows.length >= opts.limit) break;
+    rows.push(line.split(" ").map(Number));  // method request_bytes reply_bytes server_ns gap_ns
+  }
+  return rows;
+}
+
+
+async function replayOnce(variant) {
+  delete process.env.TSGO_SYNC_SPIN_US;
+  delete process.env.TSGO_SYNC_SPIN_ADAPTIVE;
+  if (variant === "off") { process.env.TSGO_SYNC_SPIN_US = "0"; process.env.TSGO_SYNC_SPIN_ADAPTIVE = "0"; }
+  const { SyncRpcChannel } = await import(pathToFileURL(CHANNEL).href);
+  const trace = readTrace();
+  let carry = 0;
+  const payloads = trace.map(([, req, reply, serverNs]) => {
+    carry += Math.max(serverNs, 0);
+    const busyUs = Math.floor(carry / 1000);
+    carry -= busyUs * 1000;
+    let p = `{"busyUs":${busyUs},"replyBytes":${reply}}`;
+    if (p.length + 10 < req) p = p.slice(0, -1) + `,"pad":"${"p".repeat(req - p.length - 9)}"}`;
+    return p;
+  });
+  // As dist/api/sync/client.js: new SyncRpcChannel(exe, args, collectTiming).
+  const channel = new SyncRpcChannel(SERVER, ["--api", "--cwd", process.cwd()], false);
+  for (let i = 0; i < 200; i++) channel.requestSync("echo", "warm");
+  const pid = channel.child?.pid ?? onlyChildPid();
+  const server0 = pid ? procCpuSeconds(pid) : NaN;
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  for (let i = 0; i < trace.length; i++) {
+    if (i > 0) { const until = performance.now() + trace[i - 1][4] / 1e6; while (performance.now() < until); }
+    const reply = channel.requestSync("benchWork", payloads[i]);
+    if (reply.length !== trace[i][2]) { console.error(`replay.mjs: request ${i}: reply of ${reply.length} bytes, recorded ${trace[i][2]}`); process.exit(3); }
+  }
+  const wallMs = performance.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
+  const server1 = pid ? procCpuSeconds(pid) : NaN;
+  channel.close();
+  return { requests: trace.length, wallMs, clientCpuMs: (cpu.user + cpu.system) / 1000, serverCpuMs: Number.isNaN(server1 - server0) ? null : (server1 - server0) * 1e3 };
+}
+
+if (opts.one) {
+  process.stdout.write(JSON.stringify(await replayOnce(opts.one)) + "\n");
+  process.exit(0);
+}
+const client = process.execArgv.some((a) => a === "--import" || a.startsWith("--import=")) ? "binding" : "js";
+if (opts.json) writeFileSync(opts.json, "");
+for (const parallel of opts.parallel) {
+  for (let round = 0; round < opts.rounds; round++) {
+    for (let k = 0; k < opts.variants.length; k++) {
+      const variant = opts.variants[(k + round) % opts.variants.length];
+      const runs = Array.from({ length: parallel }, () => new Promise((done, fail) => {
+        const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2), "--one", variant], { stdio: ["ignore", "pipe", "inherit"] });
+        let out = "";
+        child.stdout.on("data", (d) => (out += d));
+        child.on("exit", (code) => (code === 0 ? done(JSON.parse(out)) : fail(new Error(`replay.mjs: a replay exited ${code}`))));
+      }));
+      const results = await Promise.all(runs);
+      results.forEach((r, replica) => {
+        const line = JSON.stringify({ client, variant, parallel, round, replica, ...r });
+        console.log(line);
+        if (opts.json) appendFileSync(opts.json, line + "\n");
+      });
+    }
+  }
+}

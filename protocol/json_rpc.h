@@ -56,6 +56,10 @@ struct JsonRpcMessage {
 /// When the input already is in that form (JSON.stringify output is), the
 /// views point into the body itself: no copy.
 ///
+/// The walk is recursive: a body nested 10000 deep (the limit) takes 1 to
+/// 2 MiB of stack in a release build (measured with `ulimit -s`), several
+/// times that under ASan; call it on a thread with at least 4 MiB.
+///
 /// Throws ProtocolError with a one-line message in the manner of tsgo's
 /// (`jsontext: …` for syntax, `json: cannot unmarshal …` for types); the
 /// wording is best-effort, the offsets of tsgo's messages are not kept.

@@ -78,7 +78,7 @@ class FdChannel {
     stream_.set_read_deadline(deadline);
   }
 
-  /// The reader's counters and spin policy (docs/SPIN-NOTES.md).
+  /// The reader's counters and spin policy (docs/SPIN.md#counters).
   const ChannelStats& stats() const noexcept { return stream_.stats(); }
 
   /// Hands the buffered, spin-aware stream under this channel to another

@@ -46,7 +46,7 @@ class JsonRpcChannel {
   /// during a server → client call). See ByteStream::Hold.
   [[nodiscard]] ByteStream::Hold hold_body() noexcept { return stream_.hold(message_size_); }
 
-  /// The reader's counters and spin policy (docs/SPIN-NOTES.md).
+  /// The reader's counters and spin policy (docs/SPIN.md#counters).
   const ChannelStats& stats() const noexcept { return stream_.stats(); }
 
  private:

@@ -16,7 +16,7 @@ class PeerClosed : public std::runtime_error {
   /// True when the input ended inside a multi-byte field of a frame (a
   /// bin16/bin32 length, or a name or payload that had begun). tsgo reports
   /// only that case as "unexpected EOF" and ends cleanly on an EOF at a field
-  /// boundary; spinrpc-server copies the distinction (docs/PROTOCOL-NOTES.md).
+  /// boundary; spinrpc-server copies the distinction (docs/PROTOCOL.md#end-of-input).
   bool inside_field() const noexcept { return inside_field_; }
 
  private:

@@ -11,7 +11,7 @@
 
 namespace spinrpc {
 
-/// The wait at the heart of spinrpc (SPIN.md, "The rule"): reads from one
+/// The wait at the heart of spinrpc (docs/SPIN.md#the-rule): reads from one
 /// fd, and when nothing is there yet, polls it with non-blocking reads for
 /// up to the spin budget before blocking in poll(2). Between tries it yields
 /// the CPU (sched_yield) rather than only pausing, so a peer sharing the CPU

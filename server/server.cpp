@@ -37,7 +37,7 @@ Server::Server(ServerOptions options) : options_(std::move(options)), timing_(op
   on("echo", [](RequestContext& ctx) { ctx.reply_view(ctx.payload()); });
   // tsgo's undocumented liveness check, in both modes: "pong" whatever the params.
   on("ping", [](RequestContext& ctx) { ctx.reply_view(as_bytes(R"("pong")")); });
-  // Not tsgo's: the spin counters of this server's reader (docs/SPIN-NOTES.md).
+  // Not tsgo's: the spin counters of this server's reader (docs/SPIN.md#counters).
   on("getChannelStats", [](RequestContext& ctx) { append_json(ctx.reply(), ctx.channel_stats()); });
   // initialize ignores its payload (tsgo answers null, {} and empty alike).
   on("initialize", [reply = initialize_reply(options_)](RequestContext& ctx) {

@@ -215,7 +215,7 @@ const ALLOWED = {
     ok: (o, t, d) => !d.status && !d.stdout && o.status === 2 && /^panic: /.test(t.stderr) && !/goroutine/.test(o.stderr),
   },
   "usage-text": {
-    doc: "docs/PROTOCOL-NOTES.md: a usage error is our program name, tsgo's message, then our usage block",
+    doc: "docs/PROTOCOL.md#command-line: a usage error is our program name, tsgo's message, then our usage block",
     ok: (o, t, d) => !d.status && !d.stdout && o.status === 2 &&
       o.stderr.split("\n")[0] === `spinrpc-server: ${t.stderr.split("\n")[0]}`,
   },

@@ -306,8 +306,10 @@ namespace {
 TEST_CASE("SyncRpcChannel ends a spawned server that does not answer within request_timeout") {
   spinrpc::SyncRpcOptions options;
   options.request_timeout = 200ms;
+  // The deadline covers every request, so the first one asked must be the
+  // one that is never answered: a freshly spawned child (under sanitizers,
+  // on a busy machine) may take longer than any deadline to answer an echo.
   SyncRpcChannel channel(bin_path("scripted_peer"), {}, options);
-  CHECK(channel.request("echo", "quick") == "quick");
   try {
     channel.request("neverAnswer", "");
     FAIL("neverAnswer was answered");

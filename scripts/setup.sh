@@ -15,6 +15,8 @@ PACKAGES=(
   build-essential cmake ninja-build
   libmsgpack-cxx-dev libsimdjson-dev libboost-dev doctest-dev libbenchmark-dev
   libicu-dev gnuplot-nox
+  # The independent JSON parser the async-mode tests check simdjson's output with.
+  nlohmann-json3-dev
   # spinrpc-replay reads the gzip-compressed workload trace (bench/workload/).
   zlib1g-dev
   # Hardening (docs/HARDENING.md): clang++ and libFuzzer for scripts/fuzz.sh,

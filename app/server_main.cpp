@@ -61,6 +61,10 @@ int serve(const CommandLine& line, const std::string& program, const AddMethods&
 
   ChannelOptions channel_options;
   channel_options.limits.max_message_bytes = line.max_message_bytes;
+  // Big Responses over a pipe are lent, not copied (BufferOptions): the
+  // server writes them from its reused reply buffer or the held request,
+  // and changes neither before the client's next message.
+  channel_options.lend_large_writes = true;
   channel_options.spin = resolve_spin_policy(line.spin);
   try {
     const std::unique_ptr<Transport> transport = make_transport(line, files);

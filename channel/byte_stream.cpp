@@ -1,9 +1,12 @@
 #include "channel/byte_stream.h"
 
-#include <poll.h>     // ::poll
-#include <sys/uio.h>  // ::writev
+#include <fcntl.h>     // ::vmsplice
+#include <poll.h>      // ::poll
+#include <sys/stat.h>  // ::fstat, S_ISFIFO
+#include <sys/uio.h>   // ::writev
 
-#include <algorithm>  // std::max
+#include <algorithm>  // std::max, std::min
+#include <bit>        // std::bit_ceil
 #include <cstring>    // std::memcpy, std::memmove
 #include <utility>    // std::move
 
@@ -20,10 +23,16 @@ void wait_writable(int fd) {
   check_syscall([&] { return ::poll(&p, 1, -1); }, "poll", fd);
 }
 
+bool is_pipe(int fd) {
+  struct stat st {};
+  return ::fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode);
+}
+
 }  // namespace
 
 ByteStream::ByteStream(UniqueFd in, UniqueFd out, BufferOptions buffer, SpinPolicy spin)
     : reader_(std::move(in), std::move(spin)), out_(std::move(out)), options_(buffer) {
+  lend_ = options_.lend_large_writes && out_ && is_pipe(out_.get());
   replace_buffer(initial_capacity());
 }
 
@@ -32,11 +41,15 @@ std::size_t ByteStream::fill(std::size_t need) {
     // Nothing buffered and nothing held: rewind for free instead of memmove.
     begin_ = end_ = 0;
     if (capacity_ > std::max(options_.retained_buffer_bytes, initial_capacity())) {
+      // A reply we lent may still point into it (BufferOptions).
+      if (lend_) parked_.push_back(std::move(buffer_));
       replace_buffer(initial_capacity());
     }
   }
   reserve_for(need);
   const std::size_t n = reader_.read_some(buffer_.get() + end_, capacity_ - end_);
+  // The peer's next bytes: it has read all we wrote, lent pages included.
+  if (n > 0 && !parked_.empty()) parked_.clear();
   end_ += n;
   return n;
 }
@@ -58,6 +71,7 @@ void ByteStream::reserve_for(std::size_t need) {
     // Nothing held: begin_ == 0 here, a plain grow-and-copy.
     auto grown = std::make_unique_for_overwrite<std::byte[]>(capacity);
     std::memcpy(grown.get(), buffer_.get(), pending);
+    if (lend_) parked_.push_back(std::move(buffer_));  // as in fill()
     buffer_ = std::move(grown);
     capacity_ = capacity;
     return;
@@ -89,8 +103,64 @@ void ByteStream::write_all(std::span<iovec> parts) {
   // The peer may be blocked waiting for these bytes: placement acts now,
   // before its wake-up is placed (docs/PLACEMENT.md).
   reader_.before_write();
-  iovec* iov = parts.data();
-  int count = static_cast<int>(parts.size());
+  if (!lend_) {
+    write_copied(parts.data(), static_cast<int>(parts.size()));
+    return;
+  }
+  // In order: runs of small parts copied with one writev, big parts lent.
+  std::size_t run = 0;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    if (parts[i].iov_len < kLendMinBytes) continue;
+    if (i > run) write_copied(parts.data() + run, static_cast<int>(i - run));
+    write_lent(parts[i]);
+    run = i + 1;
+  }
+  if (parts.size() > run) write_copied(parts.data() + run, static_cast<int>(parts.size() - run));
+}
+
+void ByteStream::grow_pipe_for(std::size_t bytes) {
+  const int fd = out_.get();
+  if (pipe_bytes_ == 0) {
+    const int now = ::fcntl(fd, F_GETPIPE_SZ);
+    pipe_bytes_ = now > 0 ? static_cast<std::size_t>(now) : kMaxPipeBytes;  // unknown: leave it
+  }
+  const std::size_t want = std::min(std::bit_ceil(bytes), kMaxPipeBytes);
+  if (want <= pipe_bytes_) return;
+  // Refused (past pipe-max-size or the user's pipe budget): the pipe
+  // stays as it is and is not asked again.
+  const int got = ::fcntl(fd, F_SETPIPE_SZ, static_cast<int>(want));
+  pipe_bytes_ = got > 0 ? static_cast<std::size_t>(got) : kMaxPipeBytes;
+}
+
+void ByteStream::write_lent(iovec part) {
+  const int fd = out_.get();
+  grow_pipe_for(part.iov_len);
+  while (part.iov_len > 0) {
+    // No SPLICE_F_GIFT: the pages stay the caller's; the pipe only refers
+    // to them until the reader has copied them out (BufferOptions).
+    const ssize_t n = ::vmsplice(fd, &part, 1, 0);
+    if (n < 0) {
+      const int err = errno;
+      if (err == EINTR) continue;
+      if (err == EAGAIN) {
+        wait_writable(fd);
+        continue;
+      }
+      if (err == EPIPE) throw PeerClosed("cannot write to peer: it closed the connection", false);
+      if (err == EINVAL || err == ENOSYS || err == EPERM) {
+        // No vmsplice here (a seccomp filter, an odd pipe): copy from now on.
+        lend_ = false;
+        write_copied(&part, 1);
+        return;
+      }
+      throw_syscall_error(err, "vmsplice to", fd);
+    }
+    part.iov_base = static_cast<char*>(part.iov_base) + n;
+    part.iov_len -= static_cast<std::size_t>(n);
+  }
+}
+
+void ByteStream::write_copied(iovec* iov, int count) {
   const int fd = out_.get();
   while (count > 0) {
     const ssize_t n = check_syscall([&] { return ::writev(fd, iov, count); }, "write to", fd);
@@ -131,6 +201,10 @@ void ByteStream::release_hold(std::size_t saved_floor, std::uint64_t saved_gener
   // a retired buffer and nothing in the current one is held by it.
   floor_ = saved_generation == generation_ ? saved_floor : 0;
   if (holds_ == 0) {
+    // A Response written from a held frame may still be lent from these.
+    if (lend_) {
+      for (auto& buffer : retired_) parked_.push_back(std::move(buffer));
+    }
     retired_.clear();
     floor_ = 0;
   }

@@ -66,6 +66,7 @@ struct SyncRpcChannel::State {
   bool spawned = false;              // we own a child process
   SyncRpcOptions options;
   std::unordered_map<std::string, Callback, StringHash, std::equal_to<>> callbacks;
+  std::string call_result;  // the last CallResponse payload (answer_call)
   bool in_request = false;  // a Request is open; callbacks may be running
   bool broken = false;      // an error other than RemoteError left the stream unknown
   bool closed = false;      // close() has run
@@ -191,7 +192,11 @@ void SyncRpcChannel::State::answer_call(const FrameView& call) {
     channel->write_frame(MessageType::CallError, call.name, as_bytes(message));
     return;
   }
-  channel->write_frame(MessageType::CallResponse, call.name, as_bytes(result));
+  // Kept until the next Call: a big result is lent to the pipe, not
+  // copied, and must outlive the write until the server has read it
+  // (BufferOptions::lend_large_writes; its next message proves that).
+  call_result = std::move(result);
+  channel->write_frame(MessageType::CallResponse, call.name, as_bytes(call_result));
 }
 
 void SyncRpcChannel::State::throw_child_exited() {

@@ -21,8 +21,17 @@ using Callback = std::function<std::string(std::string_view name, std::string_vi
 
 /// How a SyncRpcChannel spawns and talks to its child.
 struct SyncRpcOptions {
-  /// Buffering and frame limits of the channel to the server.
-  FrameOptions channel;
+  static FrameOptions lending() {
+    FrameOptions options;
+    options.lend_large_writes = true;
+    return options;
+  }
+  /// Buffering and frame limits of the channel to the server. Payloads of
+  /// 64 KiB or more are lent to a pipe (FIFO or a spawned child's stdin)
+  /// rather than copied (BufferOptions::lend_large_writes, on here): a
+  /// request's payload must not change until its reply has come, which a
+  /// caller blocked in request() cannot do anyway.
+  FrameOptions channel = lending();
   /// Spin budget and adaptive rule for waiting on the server's replies
   /// (docs/SPIN.md#settings). Unset fields fall back to TSGO_SYNC_SPIN_US and
   /// TSGO_SYNC_SPIN_ADAPTIVE, then to the defaults (100 µs, adaptive; 0 µs

@@ -30,6 +30,7 @@
 #include <utility>        // std::pair
 #include <vector>         // std::vector
 
+#include "channel/spin_config.h"
 #include "channel/timed_out.h"
 #include "client-shim/child_exited.h"
 #include "node/src/channel_core.h"
@@ -215,6 +216,14 @@ void read_options(const Napi::Value& value, SyncRpcOptions& options, bool& colle
       options.spin.spin_us = count_option(v, "spinUs");
     } else if (key == "adaptive") {
       options.spin.adaptive = bool_option(v, "adaptive");
+    } else if (key == "placement") {
+      const std::optional<PlacementController::Setting> setting =
+          v.IsString() ? parse_placement(v.As<Napi::String>().Utf8Value()) : std::nullopt;
+      if (!setting) {
+        throw Napi::TypeError::New(value.Env(),
+                                   "SyncRpcChannel: option placement must be \"auto\", \"off\" or \"occupy\"");
+      }
+      options.spin.placement = *setting;
     } else if (key == "requestTimeoutMs") {
       options.request_timeout = std::chrono::milliseconds(count_option(v, "requestTimeoutMs"));
     } else if (key == "closeGraceMs") {
@@ -222,8 +231,8 @@ void read_options(const Napi::Value& value, SyncRpcOptions& options, bool& colle
     } else {
       throw Napi::TypeError::New(value.Env(),
                                  "SyncRpcChannel: unknown option " + key +
-                                     " (collectTiming, spinUs, adaptive, requestTimeoutMs, "
-                                     "closeGraceMs)");
+                                     " (collectTiming, spinUs, adaptive, placement, "
+                                     "requestTimeoutMs, closeGraceMs)");
     }
   }
 }
@@ -447,6 +456,19 @@ class Channel : public Napi::ObjectWrap<Channel> {
     out.Set("adaptive", Napi::Boolean::New(env, s.adaptive));
     out.Set("spinning", Napi::Boolean::New(env, s.spinning));
     out.Set("budget_reason", Napi::String::New(env, s.budget_reason));
+    // Placement (docs/PLACEMENT.md), keyed as getChannelStats.
+    const auto text = [&](const char* key, std::string_view value) {
+      out.Set(key, Napi::String::New(env, value.data(), value.size()));
+    };
+    text("placement", s.placement);
+    text("placement_setting_reason", s.placement_setting_reason);
+    text("placement_mode", s.placement_mode);
+    text("placement_decision", s.placement_decision);
+    out.Set("free_cycle_ns", Napi::Number::New(env, static_cast<double>(s.free_cycle_ns)));
+    out.Set("occupy_cycle_ns", Napi::Number::New(env, static_cast<double>(s.occupy_cycle_ns)));
+    out.Set("cpu", Napi::Number::New(env, s.cpu));
+    out.Set("occupier_cpu", Napi::Number::New(env, s.occupier_cpu));
+    out.Set("occupier_avoided_cpu", Napi::Number::New(env, s.occupier_avoided_cpu));
     return out;
   }
 

@@ -1,7 +1,8 @@
 // FdChannel writing: payloads of 1 MiB and beyond the retained buffer round
 // trip between two channels, a closed reader is PeerClosed, a non-blocking
 // socket is drained whole, a descriptor someone made non-blocking is waited
-// on, and ECONNRESET reads as the peer closing.
+// on, ECONNRESET reads as the peer closing, and big parts lent to a pipe
+// (lend_large_writes) arrive whole and in order.
 #include <doctest/doctest.h>
 
 #include <fcntl.h>       // ::fcntl
@@ -9,6 +10,7 @@
 #include <unistd.h>      // ::read, ::write
 
 #include <chrono>   // std::chrono::microseconds
+#include <cstdio>   // std::fopen, std::fscanf
 #include <cstring>  // std::strerror
 #include <cstddef>  // std::size_t
 #include <string>   // std::string
@@ -178,6 +180,62 @@ TEST_CASE("FdChannel treats ECONNRESET on a socket read as the peer closing") {
   channel.write_frame(MessageType::Request, as_bytes("echo"), as_bytes("unread"));
   sockets.b.reset();
   CHECK_FALSE(channel.try_read_frame().has_value());
+}
+
+}  // namespace
+}  // namespace spinrpc
+
+namespace spinrpc {
+namespace {
+
+using namespace test;
+
+// BufferOptions::lend_large_writes: parts of kLendMinBytes or more go into a
+// pipe by vmsplice, the rest by writev, all in order, and the pipe grows
+// for them. The reader must get every frame whole, small ones between big
+// ones included, and over a socket pair the option changes nothing.
+TEST_CASE("FdChannel with lend_large_writes delivers big and small frames in order and grows a pipe") {
+  const std::vector<Expected> frames = {
+      {MessageType::Request, bytes("echo"), bytes("small first")},
+      {MessageType::Request, bytes("echo"), pattern(kMiB, 51)},
+      {MessageType::Response, bytes("echo"), pattern(ByteStream::kLendMinBytes, 52)},
+      {MessageType::Request, bytes("echo"), pattern(ByteStream::kLendMinBytes - 1, 53)},
+      {MessageType::CallResponse, bytes("readFile"), pattern(4 * kMiB + 3, 54)},
+      {MessageType::Request, bytes("echo"), {}},
+  };
+  for (Transport transport : kTransports) {
+    CAPTURE(to_string(transport));
+    Link link = make_link(transport);
+    const int write_fd = link.write_end.get();
+    ChannelOptions options;
+    options.lend_large_writes = true;
+    // The writer's own input is never read: a pipe that stays empty.
+    PipePair unused = make_pipe();
+    FdChannel writer(std::move(unused.read_end), std::move(link.write_end), options);
+    FdChannel reader = reading_channel(link);
+    std::string error;
+    std::thread t([&] {
+      try {
+        for (const Expected& f : frames) writer.write_frame(f.type, f.name, f.payload);
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
+    });
+    for (const Expected& want : frames) CHECK(mismatch(reader.read_frame(), want) == "");
+    t.join();
+    CHECK(error == "");
+    if (transport == Transport::Pipe) {
+      // Grown to 1 MiB for the big parts, where the system allows it.
+      long max_size = 0;
+      if (FILE* f = std::fopen("/proc/sys/fs/pipe-max-size", "r")) {
+        if (std::fscanf(f, "%ld", &max_size) != 1) max_size = 0;
+        std::fclose(f);
+      }
+      if (max_size >= static_cast<long>(ByteStream::kMaxPipeBytes)) {
+        CHECK(::fcntl(write_fd, F_GETPIPE_SZ) == static_cast<int>(ByteStream::kMaxPipeBytes));
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -304,6 +304,18 @@ describe("SyncRpcChannel", () => {
     }
     assert.throws(() => new SyncRpcChannel(spinrpcPeer().path, ["--api"], { spinUS: 5 }), { name: "TypeError", message: /unknown option spinUS/ });
     assert.throws(() => new SyncRpcChannel(spinrpcPeer().path, ["--api"], { spinUs: -1 }), TypeError);
+    // placement (docs/PLACEMENT.md): the option beats the default; budget 0 turns it off.
+    withChannel(spinrpcPeer(), ["--api"], (channel) => {
+      assert.equal(channel.requestSync("echo", "p"), "p");
+      const s = channel.stats();
+      assert.equal(s.placement, "off");
+    }, { placement: "off", spinUs: 50 });
+    withChannel(spinrpcPeer(), ["--api"], (channel) => {
+      const s = channel.stats();
+      if (s.budget_reason.includes("CPU")) return; // fewer than 2 CPUs: no budget, no placement
+      assert.equal(s.placement, "occupy");
+    }, { placement: "occupy", spinUs: 50 });
+    assert.throws(() => new SyncRpcChannel(spinrpcPeer().path, ["--api"], { placement: "sometimes" }), { name: "TypeError", message: /placement must be/ });
   });
 
   test("many channels in one process, requests interleaved", () => {

@@ -438,9 +438,9 @@ TEST_CASE("FdChannel::write_frame delivers 4 MiB whole through a non-blocking so
   append_frame(expected, MessageType::Response, as_bytes("getTypeAtLocation"), payload);
   append_frame(expected, MessageType::Response, as_bytes("echo"), as_bytes("then this"));
 
-  // Who makes the socket non-blocking: the test, after the channel exists
-  // (its reader reads another fd), or the channel's own spinning reader,
-  // which sets O_NONBLOCK on the file description it shares with the output.
+  // The socket is made non-blocking by someone else (a parent sharing it):
+  // with the channel's reader on another fd, or on the same socket and
+  // spinning (which changes no flag itself).
   for (bool by_spin_policy : {false, true}) {
     CAPTURE(by_spin_policy);
     test::SocketPair sockets = test::make_socketpair();
@@ -475,8 +475,8 @@ TEST_CASE("FdChannel::write_frame delivers 4 MiB whole through a non-blocking so
         writer.emplace(test::dup_cloexec(write_fd), std::move(sockets.b), options);
       } else {
         writer.emplace(make_pipe().read_end, std::move(sockets.b));
-        test::set_nonblocking(write_fd);
       }
+      test::set_nonblocking(write_fd);
       // The precondition under test: the fd write_frame uses is non-blocking.
       CHECK((::fcntl(write_fd, F_GETFL) & O_NONBLOCK) != 0);
       writer->write_frame(MessageType::Response, as_bytes("getTypeAtLocation"), payload);
@@ -539,12 +539,10 @@ TEST_CASE("FdChannel moved into a new object reads on where the old one stopped"
   CHECK_FALSE(second.try_read_frame().has_value());
 }
 
-TEST_CASE("FdChannel move assignment closes the target's fds and restores their O_NONBLOCK flag first") {
-  // The target spins, so its reader made the pipe's read side non-blocking.
-  // Another holder of that file description (a parent sharing our stdin)
-  // must find it blocking again once the target's channel is gone, as
-  // SpinReader promises; the destructor does it (checked first), and move
-  // assignment must too.
+TEST_CASE("FdChannel move assignment closes the target's fds, whose O_NONBLOCK flag was never changed") {
+  // The target spins. Another holder of that file description (a parent
+  // sharing our stdin) must find it as it was, while the channel lives and
+  // once it is gone, through destruction (checked first) and move assignment.
   ChannelOptions spinning;
   spinning.spin = SpinPolicy{std::chrono::microseconds{50}, false, "test"};
   for (bool by_assignment : {false, true}) {
@@ -554,7 +552,7 @@ TEST_CASE("FdChannel move assignment closes the target's fds and restores their 
     const int target_fd = target_pipe.read_end.get();
     std::optional<FdChannel> target;
     target.emplace(std::move(target_pipe.read_end), UniqueFd(), spinning);
-    REQUIRE((::fcntl(other_holder.get(), F_GETFL) & O_NONBLOCK) != 0);
+    REQUIRE((::fcntl(other_holder.get(), F_GETFL) & O_NONBLOCK) == 0);
 
     PipePair source_pipe = make_pipe();
     const Bytes frame = wire({{MessageType::Request, bytes("echo"), bytes("moved")}});

@@ -132,9 +132,11 @@ const char* usage_text() {
 
 Serves the TypeScript 7 sync API (tsgo --api) over stdin/stdout: MessagePack
 frames, the same replies as tsgo for echo, initialize, getServerTiming and
-resetServerTiming. Exits 0 when the client closes the connection, 1 on a
-malformed frame or an OS error (one line on stderr), 2 on a bad command line,
-130/143 after SIGINT/SIGTERM (created files removed).
+resetServerTiming. Exits 0 when the client closes the connection between
+messages; 1 with one line on stderr on a malformed or cut-short message, a
+reply the client did not read, or an OS error; 2 on a bad command line;
+130/143 after SIGINT/SIGTERM (created files removed; quiet unless a request
+was cut short).
 
 tsgo's flags:
   --api                 API mode (required)

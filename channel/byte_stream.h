@@ -39,14 +39,13 @@ struct BufferOptions {
 /// the messages it hands out are views into the buffer, never copies.
 ///
 /// Buffered bytes stay where they are until the next fill(); a Hold keeps
-/// them there longer. Moves are member-wise (the SpinReader puts the read
-/// fd's O_NONBLOCK flag back before it closes).
+/// them there longer. Moves are member-wise. Neither fd's flags are changed
+/// (SpinReader).
 ///
 /// WARNING: one thread at a time.
 class ByteStream {
  public:
-  /// Owns both fds. Throws std::system_error if `in`'s flags cannot be read
-  /// or set (the spin reader switches O_NONBLOCK on it).
+  /// Owns both fds. Throws std::system_error if `in` is not an open fd.
   ByteStream(UniqueFd in, UniqueFd out, BufferOptions buffer, SpinPolicy spin);
 
   /// The bytes read and not yet consumed.
@@ -94,11 +93,14 @@ class ByteStream {
   };
   [[nodiscard]] Hold hold(std::size_t bytes) noexcept;
 
-  /// Bounds the fills that follow: one that has no byte by `deadline` throws
-  /// TimedOut (channel/timed_out.h). std::nullopt removes the bound. Writes
-  /// are not bounded.
-  void set_read_deadline(std::optional<std::chrono::steady_clock::time_point> deadline) noexcept {
+  /// Bounds the fills and writes that follow: a fill that has no byte by
+  /// `deadline`, or a write on a non-blocking fd still waiting for room then,
+  /// throws TimedOut (channel/timed_out.h). std::nullopt removes the bound.
+  /// A blocking out fd cannot be bounded: a caller that needs writes bounded
+  /// makes its own out fd non-blocking (SyncRpcChannel does for its pipe).
+  void set_deadline(std::optional<std::chrono::steady_clock::time_point> deadline) noexcept {
     reader_.set_deadline(deadline);
+    write_deadline_ = deadline;
   }
 
   /// The reader's counters and spin policy.
@@ -117,6 +119,7 @@ class ByteStream {
 
   SpinReader reader_;  // owns the read fd; waits on it by the spin policy
   UniqueFd out_;
+  std::optional<std::chrono::steady_clock::time_point> write_deadline_;  // see set_deadline()
   BufferOptions options_;
   std::unique_ptr<std::byte[]> buffer_;  // uninitialised storage, capacity_ bytes
   std::size_t capacity_ = 0;

@@ -1,5 +1,6 @@
 #include "client-shim/sync_rpc_channel.h"
 
+#include <fcntl.h>   // ::fcntl, O_NONBLOCK
 #include <signal.h>  // ::sigaction, SIGPIPE, SIGKILL, SIG_DFL, SIG_IGN
 
 #include <cstdio>         // std::fprintf
@@ -9,6 +10,7 @@
 #include <utility>        // std::move
 
 #include "channel/pipe.h"
+#include "channel/syscall.h"
 #include "client-shim/child_exited.h"
 #include "client-shim/child_process.h"
 #include "channel/timed_out.h"
@@ -38,6 +40,11 @@ void ignore_sigpipe_if_default() {
   ignore.sa_handler = SIG_IGN;
   ::sigemptyset(&ignore.sa_mask);
   ::sigaction(SIGPIPE, &ignore, nullptr);
+}
+
+void set_nonblocking(int fd) {
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags < 0 || ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0) throw_syscall_error(errno, "set flags of", fd);
 }
 
 void close_quietly(SyncRpcChannel& channel) noexcept {
@@ -195,7 +202,7 @@ void SyncRpcChannel::State::answer_call(const FrameView& call) {
 }
 
 void SyncRpcChannel::State::throw_child_exited() {
-  if (!spawned) throw PeerClosed(executable + " closed the connection", false);
+  if (!spawned) throw PeerClosed(executable + " closed the connection", PeerClosed::Where::BetweenFrames);
   throw ChildExited(executable, child.try_wait_for(kReapWait));
 }
 
@@ -263,6 +270,11 @@ SyncRpcChannel::SyncRpcChannel(const std::string& executable, const std::vector<
   // never shows as EOF.
   to_child.read_end.reset();
   from_child.write_end.reset();
+  // With a request deadline the writes must be bounded too: a child that
+  // stops reading would otherwise hold a large request's write forever.
+  // The write end is ours alone (the child's read end is another open file
+  // description), so its O_NONBLOCK touches nothing of anyone else's.
+  if (s.options.request_timeout.count() > 0) set_nonblocking(to_child.write_end.get());
   s.open_channel(std::move(from_child.read_end), std::move(to_child.write_end));
 }
 
@@ -292,7 +304,7 @@ ByteView SyncRpcChannel::request_bytes(std::string_view method, ByteView payload
   RequestScope scope(s.in_request, s.broken);
   try {
     if (s.options.request_timeout.count() > 0) {
-      s.channel->set_read_deadline(std::chrono::steady_clock::now() + s.options.request_timeout);
+      s.channel->set_deadline(std::chrono::steady_clock::now() + s.options.request_timeout);
     }
     const ByteView reply = s.exchange(method, payload);
     scope.in_step();

@@ -9,6 +9,7 @@
 #include <utility>        // std::forward
 #include <vector>         // std::vector
 
+#include "channel/cross_thread_flag.h"
 #include "server/request_context.h"
 #include "server/server_timing.h"
 
@@ -63,6 +64,12 @@ class Server {
   /// PeerClosed on EOF inside a frame; std::system_error from the OS.
   void serve(FdChannel& channel);
 
+  /// True from the moment a Request has been read until its reply is
+  /// written. Safe to call from any thread (a snapshot; CrossThreadFlag):
+  /// spinrpc-server's signal thread asks whether a signal cuts a request
+  /// short.
+  bool answering() const noexcept { return answering_.get(); }
+
  private:
   struct StringHash {
     using is_transparent = void;
@@ -80,6 +87,7 @@ class Server {
   ServerTiming timing_;
   std::string reply_;       // RequestContext::reply(), reused across requests
   std::string error_text_;  // reused for Error payloads
+  CrossThreadFlag answering_;  // see answering()
 };
 
 /// Whether the file system holding this executable is case-sensitive: tsgo

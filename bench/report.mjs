@@ -39,6 +39,7 @@ import floors from "./reporting/sections/floors.mjs";
 import headline from "./reporting/sections/headline.mjs";
 import interleave from "./reporting/sections/interleave.mjs";
 import intro from "./reporting/sections/intro.mjs";
+import nodeBinding from "./reporting/sections/node_binding.mjs";
 import nodeClient from "./reporting/sections/node_client.mjs";
 import oversubscribed from "./reporting/sections/oversubscribed.mjs";
 import slowServer from "./reporting/sections/slow_server.mjs";
@@ -47,7 +48,7 @@ import transport from "./reporting/sections/transport.mjs";
 import worstCase from "./reporting/sections/worst_case.mjs";
 
 /** The report's sections, in order. */
-const SECTIONS = [intro, headline, floors, echo, echoTsgo, transport, interleave, sparse, slowServer, worstCase, oversubscribed, nodeClient];
+const SECTIONS = [intro, headline, floors, echo, echoTsgo, transport, interleave, sparse, slowServer, worstCase, oversubscribed, nodeClient, nodeBinding];
 
 const args = parseArgs(process.argv.slice(2));
 const lines = [];

@@ -5,7 +5,9 @@
 #      slow server, worst case, oversubscribed; every workload under spin
 #      off / fixed / adaptive, rounds alternating;
 #   2. bench/node/echo_latency.mjs: the real TypeScript client against
-#      spinrpc-server (server spin off / fixed / adaptive) and tsgo;
+#      spinrpc-server (server spin off / fixed / adaptive) and tsgo, through
+#      its own channel and through spinrpc's Node.js binding (node/), with
+#      the binding's sparse-request CPU, spawn and large-payload workloads;
 #   3. bench/report.mjs: the tables, ratios and CDF pictures;
 #   4. bench/workload/run.sh: the recorded aws-cdk-lib walk replayed through
 #      the shim (default vs spin-off, and 1-4 at once) and the JS client; its
@@ -58,13 +60,13 @@ if ((smoke)); then
   REPORT="$OUT/REPORT.md"
   PNG_DIR="$OUT/png"
   mode=(--smoke)
-  node_args=(--size 8 --count 200 --rounds 2 --warmup 20)
+  node_args=(--size 8 --count 200 --rounds 2 --warmup 20 --sparse 4 --spawn 1 --large-mib 1 --large-reps 1)
 else
   OUT="$ROOT/bench/out/full"
   REPORT="$ROOT/bench/REPORT.md"
   PNG_DIR="$ROOT/bench/report"
   mode=()
-  node_args=(--size 8 --count 100000 --rounds 5 --warmup 1000)
+  node_args=(--size 8 --count 100000 --rounds 5 --warmup 1000 --sparse 1000 --spawn 6 --large-mib 1,16 --large-reps 3)
 fi
 rm -rf "$OUT"
 mkdir -p "$OUT"

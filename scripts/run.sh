@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The main job: set up what is missing, build, then time the real TypeScript
-# sync client against spinrpc-server and tsgo (bench/node/echo_latency.mjs).
+# sync client against spinrpc-server and tsgo, through its own channel and
+# through spinrpc's Node.js binding (bench/node/echo_latency.mjs: the
+# `binding →` rows, then the binding's sparse, spawn and large-payload tables).
 # Arguments go to the benchmark: --count N --size BYTES --rounds R ...
 set -euo pipefail
 

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Installs what spinrpc needs to build, test and benchmark, and only what is
 # missing: the Debian packages (apt-get as root, else through sudo), Node.js
-# if there is none, and the pinned npm packages of the interop suite (npm ci,
-# skipped when node_modules already holds the locked version and tsgo).
+# if there is none and Node's C headers (libnode-dev) if its Node ships none,
+# and the pinned npm packages (npm ci, skipped when node_modules already
+# holds the locked versions): the interop suite's tsgo and sync client, and
+# node-addon-api for the Node.js addon, which must be there before CMake
+# configures.
 # Idempotent; runnable from any directory.
 set -euo pipefail
 
@@ -28,6 +31,12 @@ done
 # Node.js and npm come with the machine; Debian's own are the fallback.
 command -v node >/dev/null 2>&1 || missing+=(nodejs)
 command -v npm >/dev/null 2>&1 || missing+=(npm)
+# The addon (node/) compiles against the Node-API headers of the system's
+# Node: Debian's nodejs has them in libnode-dev; other Node packages that
+# install to /usr ship them in /usr/include/node already.
+if [[ ! -f /usr/include/node/node_api.h && ! -f /usr/local/include/node/node_api.h ]]; then
+  missing+=(libnode-dev)
+fi
 
 if ((${#missing[@]})); then
   if [[ "$(id -u)" == 0 ]]; then
@@ -54,4 +63,15 @@ if [[ -x "$TSGO" && "$want" == "$have" ]]; then
 else
   echo "setup.sh: npm ci in tests/interop (want @typescript/native-preview@$want, have '${have}')"
   (cd "$INTEROP" && npm ci --no-audit --no-fund)
+fi
+
+# node-addon-api (header-only C++ over Node-API) for the addon in node/.
+NODE_PKG="$ROOT/node"
+want="$(cd "$NODE_PKG" && node -p 'require("./package-lock.json").packages["node_modules/node-addon-api"].version')"
+have="$(cd "$NODE_PKG" && node -p 'try { require("./node_modules/node-addon-api/package.json").version } catch { "" }')"
+if [[ "$want" == "$have" ]]; then
+  echo "setup.sh: node-addon-api@$have already installed in node/"
+else
+  echo "setup.sh: npm ci in node/ (want node-addon-api@$want, have '${have}')"
+  (cd "$NODE_PKG" && npm ci --no-audit --no-fund)
 fi

@@ -21,8 +21,23 @@
 //               server side varies. Default: one spinrpc-server variant with
 //               this process's environment.
 // --json FILE   also write the statistics as JSON (bench/report.mjs reads it)
+// --no-binding  leave out spinrpc's Node.js binding (node/); by default it
+//               is measured too, through `node --import node/register.mjs`
+//               (one child Node per job: bench/node/job_child.mjs), against
+//               spinrpc-server with default settings and against tsgo, in the
+//               latency table and in three more workloads, each its own set
+//               of alternating rounds, the pure-JS channel beside it:
+// --sparse N    echoes per variant over all rounds, one every
+//               --sparse-interval-ms (default 10): the client CPU they cost
+//               (default 500; 0 = skip)
+// --spawn K     per variant and round: new API (spawning the server) + one
+//               echo, timed together (default 4; 0 = skip)
+// --large-mib LIST  comma-separated payload sizes in MiB for string and
+//               binary echoes (default 1,16; empty = skip), --large-reps R
+//               timed echoes of each per variant and round (default 2)
 //
-// Variants: spinrpc-server and tsgo through the real client (echoBinary), and
+// Variants: spinrpc-server and tsgo through the real client (echoBinary), the
+// same through spinrpc's binding, and
 // two floors measured by this same Node process against `cat` over two pipes
 // with the same message size as a framed echo request: blocking reads, and a
 // polled non-blocking read. Spawning, warm-up and payload building stay outside
@@ -32,22 +47,27 @@
 // Peers: SPINRPC_SERVER and SPINRPC_TSGO override the default paths
 // (build/bin/spinrpc-server, tests/interop/node_modules/.../lib/tsgo).
 
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, readFileSync, readSync, writeFileSync, writeSync } from "node:fs";
 import { createRequire } from "node:module";
 import { cpus } from "node:os";
 import { procCpuSeconds, selfCpuSeconds } from "./proc_cpu.mjs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { IntegrityError, JOBS, NPAYLOADS, makePayloads, mismatch } from "./jobs.mjs";
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const INTEROP = join(REPO, "tests", "interop");
+const REGISTER = join(REPO, "node", "register.mjs");
+const ADDON = join(REPO, "node", "build", "spinrpc.node");
+const JOB_CHILD = join(REPO, "bench", "node", "job_child.mjs");
 
 // ── arguments ─────────────────────────────────────────────────────────
 
 function usage(msg) {
   if (msg) console.error(`echo_latency: ${msg}`);
-  console.error("usage: node bench/node/echo_latency.mjs [--count N] [--size BYTES] [--rounds R] [--warmup W] [--no-floor] [--server-spin off,fixed,adaptive] [--json FILE]");
+  console.error("usage: node bench/node/echo_latency.mjs [--count N] [--size BYTES] [--rounds R] [--warmup W] [--no-floor] [--server-spin off,fixed,adaptive] [--json FILE]\n" +
+    "       [--no-binding] [--sparse N] [--sparse-interval-ms MS] [--spawn K] [--large-mib LIST] [--large-reps R]");
   process.exit(2);
 }
 const SERVER_SPIN = {
@@ -55,17 +75,29 @@ const SERVER_SPIN = {
   fixed: { TSGO_SYNC_SPIN_US: "100", TSGO_SYNC_SPIN_ADAPTIVE: "0" },
   adaptive: { TSGO_SYNC_SPIN_US: "100", TSGO_SYNC_SPIN_ADAPTIVE: "1" },
 };
-const opts = { count: 20000, size: 16, rounds: 5, warmup: 1000, floor: true, serverSpin: null, json: null };
+const opts = {
+  count: 20000, size: 16, rounds: 5, warmup: 1000, floor: true, serverSpin: null, json: null,
+  binding: true, sparse: 500, sparseIntervalMs: 10, spawn: 4, largeMib: [1, 16], largeReps: 2,
+};
 {
   const argv = process.argv.slice(2);
   for (let i = 0; i < argv.length; i++) {
     let [k, v] = argv[i].split(/=(.*)/s, 2);
     if (k === "--help" || k === "-h") usage();
     if (k === "--no-floor") { opts.floor = false; continue; }
-    const key = { "--count": "count", "--size": "size", "--rounds": "rounds", "--warmup": "warmup", "--server-spin": "serverSpin", "--json": "json" }[k];
+    if (k === "--no-binding") { opts.binding = false; continue; }
+    const key = {
+      "--count": "count", "--size": "size", "--rounds": "rounds", "--warmup": "warmup", "--server-spin": "serverSpin", "--json": "json",
+      "--sparse": "sparse", "--sparse-interval-ms": "sparseIntervalMs", "--spawn": "spawn", "--large-mib": "largeMib", "--large-reps": "largeReps",
+    }[k];
     if (!key) usage(`unknown argument ${argv[i]}`);
     if (v === undefined) { v = argv[++i]; if (v === undefined) usage(`${k} needs a value`); }
     if (key === "json") { opts.json = v; continue; }
+    if (key === "largeMib") {
+      opts.largeMib = v.split(",").filter(Boolean).map(Number);
+      if (opts.largeMib.some((m) => !Number.isInteger(m) || m < 1 || m > 256)) usage(`--large-mib wants whole MiB from 1 to 256, got ${JSON.stringify(v)}`);
+      continue;
+    }
     if (key === "serverSpin") {
       opts.serverSpin = v.split(",").filter(Boolean);
       for (const name of opts.serverSpin) if (!SERVER_SPIN[name]) usage(`--server-spin: unknown variant ${JSON.stringify(name)} (off, fixed, adaptive)`);
@@ -92,6 +124,10 @@ for (const [name, path, hint] of [
     process.exit(1);
   }
 }
+if (opts.binding && !existsSync(ADDON)) {
+  console.error(`echo_latency: spinrpc's Node.js addon is not built at ${ADDON}: build it with scripts/build.sh, or pass --no-binding`);
+  process.exit(1);
+}
 let API;
 let clientVersion;
 try {
@@ -105,88 +141,42 @@ try {
 
 // ── measurement helpers ───────────────────────────────────────────────
 
-
-/** Deterministic payloads of `size` bytes, distinct so a stale reply shows. */
-const NPAYLOADS = 64;
-function makePayloads(size) {
-  const out = [];
-  let x = 0x2545f491;
-  for (let k = 0; k < NPAYLOADS; k++) {
-    const p = new Uint8Array(size);
-    for (let i = 0; i < size; i++) { x ^= x << 13; x >>>= 0; x ^= x >>> 17; x ^= x << 5; x >>>= 0; p[i] = x & 0xff; }
-    if (size >= 4) new DataView(p.buffer).setUint32(0, k); // never two alike
-    out.push(p);
-  }
-  return out;
-}
 const PAYLOADS = makePayloads(opts.size);
-
-function sameBytes(a, b) {
-  if (a.length !== b.length) return false;
-  return Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
-}
-
-class IntegrityError extends Error {}
-function mismatch(variant, i, sent, got) {
-  const hex = (u) => Buffer.from(u.buffer, u.byteOffset, Math.min(u.byteLength, 32)).toString("hex");
-  throw new IntegrityError(`${variant}: echo ${i} came back wrong: sent ${sent.length} bytes ${hex(sent)}…, got ${got.length} bytes ${hex(got)}…`);
-}
 
 // ── variants ──────────────────────────────────────────────────────────
 
-/** Runs fn with process.env[k] = env[k] for each k, restoring them after. */
-function withEnv(env, fn) {
-  const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
-  Object.assign(process.env, env);
-  try {
-    return fn();
-  } finally {
-    for (const [k, v] of Object.entries(saved)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
+/**
+ * One process of a pure-JS variant: spawn, warm up, time n echoes, close
+ * (jobs.mjs, latencyJob). `env` goes into the server's environment; with
+ * `spin`, the server's getChannelStats must report that budget and
+ * adaptive setting.
+ */
+function runApi(path, env = {}, spin = null) {
+  const check = spin && ((api) => {
+    const st = JSON.parse(api.client.channel.requestSync("getChannelStats", ""));
+    const want = SERVER_SPIN[spin];
+    if (String(st.budget_us) !== want.TSGO_SYNC_SPIN_US || (st.budget_us > 0 && String(Number(st.adaptive)) !== want.TSGO_SYNC_SPIN_ADAPTIVE)) {
+      throw new Error(`the server runs budget ${st.budget_us} µs, adaptive ${st.adaptive} (${st.budget_reason}), not ${spin}`);
     }
-  }
+  });
+  return (variant, n) => JOBS.latency(API, { variant, server: path, env, n, warmup: opts.warmup, size: opts.size }, check);
 }
 
 /**
- * One process of a variant: spawn, warm up, time n echoes, close. `env`
- * goes into the server's environment; with `spin`, the server's
- * getChannelStats must report that budget and adaptive setting.
+ * A job for spinrpc's binding, in a child Node started with the register
+ * hook (bench/node/job_child.mjs): what a user of `node --import` runs.
  */
-function runApi(path, env = {}, spin = null) {
-  return (variant, n, lat, off) => {
-    const api = withEnv(env, () => new API({ tsserverPath: path, cwd: REPO }));
-    try {
-      const pid = api.client.channel.child.pid;
-      const c = api.client;
-      if (spin) {
-        const st = JSON.parse(c.channel.requestSync("getChannelStats", ""));
-        const want = SERVER_SPIN[spin];
-        if (String(st.budget_us) !== want.TSGO_SYNC_SPIN_US || (st.budget_us > 0 && String(Number(st.adaptive)) !== want.TSGO_SYNC_SPIN_ADAPTIVE)) {
-          throw new Error(`${variant}: the server runs budget ${st.budget_us} µs, adaptive ${st.adaptive} (${st.budget_reason}), not ${spin}`);
-        }
-      }
-      for (let i = 0; i < opts.warmup; i++) {
-        const p = PAYLOADS[i % NPAYLOADS];
-        const r = c.echoBinary(p);
-        if (!sameBytes(r, p)) mismatch(variant, `warm-up ${i}`, p, r);
-      }
-      const srv0 = procCpuSeconds(pid);
-      const cli0 = selfCpuSeconds();
-      const w0 = process.hrtime.bigint();
-      for (let i = 0; i < n; i++) {
-        const p = PAYLOADS[i % NPAYLOADS];
-        const t0 = process.hrtime.bigint();
-        const r = c.echoBinary(p);
-        const t1 = process.hrtime.bigint();
-        lat[off + i] = Number(t1 - t0);
-        if (!sameBytes(r, p)) mismatch(variant, i, p, r);
-      }
-      const wall = Number(process.hrtime.bigint() - w0) / 1e9;
-      return { wall, clientCpu: selfCpuSeconds() - cli0, serverCpu: procCpuSeconds(pid) - srv0 };
-    } finally {
-      api.close();
-    }
+function inBindingChild(job) {
+  const r = spawnSync(process.execPath, ["--import", REGISTER, JOB_CHILD, JSON.stringify({ ...job, interop: INTEROP })],
+    { encoding: "utf8", maxBuffer: 1 << 28, stdio: ["ignore", "pipe", "inherit"] });
+  if (r.status === 3) throw new IntegrityError(`${job.variant}: a reply differed from what was sent (see above)`);
+  if (r.status !== 0) throw new Error(`${job.variant}: job_child exited with ${r.status ?? r.signal}`);
+  return JSON.parse(r.stdout);
+}
+function runBinding(path) {
+  return (variant, n) => {
+    const res = inBindingChild({ kind: "latency", variant, server: path, env: {}, n, warmup: opts.warmup, size: opts.size });
+    return { ...res, lat: Float64Array.from(res.lat) };
   };
 }
 
@@ -203,7 +193,9 @@ function requestFrame(payload) {
  * polling a non-blocking fd (EAGAIN → try again at once).
  */
 function runFloor(polled) {
-  return (variant, n, lat, off) => {
+  return (variant, n) => {
+    const lat = new Float64Array(n);
+    const off = 0;
     const child = spawn("cat", [], { stdio: ["pipe", "pipe", "inherit"] });
     const rfd = child.stdout._handle.fd;
     const wfd = child.stdin._handle.fd;
@@ -252,7 +244,7 @@ function runFloor(polled) {
         if (!buf.equals(m)) mismatch(variant, i, m, buf);
       }
       const wall = Number(process.hrtime.bigint() - w0) / 1e9;
-      return { wall, clientCpu: selfCpuSeconds() - cli0, serverCpu: procCpuSeconds(child.pid) - srv0 };
+      return { lat, wall, clientCpu: selfCpuSeconds() - cli0, serverCpu: procCpuSeconds(child.pid) - srv0 };
     } finally {
       child.stdin.destroy();
       child.stdout.destroy();
@@ -265,9 +257,64 @@ const variants = opts.serverSpin
   ? opts.serverSpin.map((spin) => ({ name: `spinrpc-server (server spin ${spin})`, kind: "spinrpc", spin, run: runApi(SPINRPC, SERVER_SPIN[spin], spin) }))
   : [{ name: "spinrpc-server", kind: "spinrpc", spin: null, run: runApi(SPINRPC) }];
 variants.push({ name: "tsgo", kind: "tsgo", spin: null, run: runApi(TSGO) });
+if (opts.binding) {
+  variants.push({ name: "binding → spinrpc-server", kind: "binding", server: "spinrpc-server", spin: null, run: runBinding(SPINRPC) });
+  variants.push({ name: "binding → tsgo", kind: "binding", server: "tsgo", spin: null, run: runBinding(TSGO) });
+}
 if (opts.floor) {
   variants.push({ name: "floor: pipe, blocking read", kind: "floor", run: runFloor(false), floor: "blocking" });
   variants.push({ name: "floor: pipe, polled read", kind: "floor", run: runFloor(true), floor: "polled" });
+}
+
+// The binding's other workloads, pure-JS and binding side by side against
+// both servers (jobs.mjs: sparse, spawn, large).
+const CHANNELS = [
+  { name: "pure-JS → tsgo", channel: "pure-JS", server: "tsgo", path: TSGO },
+  { name: "pure-JS → spinrpc-server", channel: "pure-JS", server: "spinrpc-server", path: SPINRPC },
+  { name: "binding → spinrpc-server", channel: "binding", server: "spinrpc-server", path: SPINRPC },
+  { name: "binding → tsgo", channel: "binding", server: "tsgo", path: TSGO },
+];
+const runJob = (c, kind, job) => (c.channel === "binding"
+  ? inBindingChild({ ...job, kind, variant: c.name, server: c.path, env: {} })
+  : JOBS[kind](API, { ...job, variant: c.name, server: c.path, env: {} }));
+/** Round r of `total` split over opts.rounds. */
+const share = (total, r) => Math.floor(total / opts.rounds) + (r < total % opts.rounds ? 1 : 0);
+/** Runs fn(c, r) for every channel variant, rounds alternating, order rotating. */
+function rounds(fn) {
+  for (let r = 0; r < opts.rounds; r++) {
+    for (let i = 0; i < CHANNELS.length; i++) fn(CHANNELS[(i + r) % CHANNELS.length], r);
+  }
+}
+const median = (xs) => percentile(Float64Array.from(xs).sort(), 0.5);
+const extra = { sparse: null, spawn: null, large: null };
+function runBindingWorkloads() {
+  if (opts.sparse > 0) {
+    extra.sparse = Object.fromEntries(CHANNELS.map((c) => [c.name, { n: 0, clientCpu: 0, serverCpu: 0, roundClientPer1000: [] }]));
+    rounds((c, r) => {
+      const n = share(opts.sparse, r);
+      if (n === 0) return;
+      const res = runJob(c, "sparse", { n, size: opts.size, intervalMs: opts.sparseIntervalMs });
+      const e = extra.sparse[c.name];
+      e.n += res.n; e.clientCpu += res.clientCpu; e.serverCpu += res.serverCpu;
+      e.roundClientPer1000.push(res.clientCpu * 1000 / res.n);
+    });
+  }
+  if (opts.spawn > 0) {
+    extra.spawn = Object.fromEntries(CHANNELS.map((c) => [c.name, { ns: [], ctorNs: [], roundMedian: [] }]));
+    rounds((c) => {
+      const res = runJob(c, "spawn", { k: opts.spawn });
+      extra.spawn[c.name].ns.push(...res.ns);
+      extra.spawn[c.name].ctorNs.push(...res.ctorNs);
+      extra.spawn[c.name].roundMedian.push(median(res.ns));
+    });
+  }
+  if (opts.largeMib.length > 0 && opts.largeReps > 0) {
+    extra.large = Object.fromEntries(CHANNELS.map((c) => [c.name, {}]));
+    rounds((c) => {
+      const res = runJob(c, "large", { mib: opts.largeMib, reps: opts.largeReps });
+      for (const [key, ns] of Object.entries(res.ns)) (extra.large[c.name][key] ??= []).push(...ns);
+    });
+  }
 }
 
 // ── the run ───────────────────────────────────────────────────────────
@@ -277,18 +324,23 @@ for (const v of variants) {
   v.filled = 0;
   v.wall = 0; v.clientCpu = 0; v.serverCpu = 0;
   v.roundP50 = [];
+  v.roundP75 = [];
 }
 try {
   for (let r = 0; r < opts.rounds; r++) {
     const n = Math.floor(opts.count / opts.rounds) + (r < opts.count % opts.rounds ? 1 : 0);
     const order = variants.map((_, i) => variants[(i + r) % variants.length]);
     for (const v of order) {
-      const res = v.run(v.name, n, v.lat, v.filled);
-      v.roundP50.push(percentile(Float64Array.from(v.lat.subarray(v.filled, v.filled + n)).sort(), 0.5));
+      const res = v.run(v.name, n);
+      v.lat.set(res.lat, v.filled);
+      const sorted = Float64Array.from(res.lat).sort();
+      v.roundP50.push(percentile(sorted, 0.5));
+      v.roundP75.push(percentile(sorted, 0.75));
       v.filled += n;
       v.wall += res.wall; v.clientCpu += res.clientCpu; v.serverCpu += res.serverCpu;
     }
   }
+  if (opts.binding) runBindingWorkloads();
 } catch (e) {
   if (e instanceof IntegrityError) {
     console.error(`echo_latency: INTEGRITY FAILURE, no times reported: ${e.message}`);
@@ -342,8 +394,86 @@ for (const v of variants.filter((x) => x.kind === "spinrpc")) {
   console.log(`${v.name} / tsgo: p50 ${ratio(v.stats.p50, ts.p50)}, p75 ${ratio(v.stats.p75, ts.p75)} (below 1 = spinrpc-server faster)`);
 }
 console.log("");
-console.log("Server CPU is the peer process's CPU time over the timed region (/proc/PID/task/*/schedstat, ns); client CPU is this Node process's. " +
-  "All replies were checked byte for byte.");
+console.log("Server CPU is the peer process's CPU time over the timed region (/proc/PID/task/*/schedstat, ns); client CPU is this Node process's " +
+  "(the binding's: its child Node's). All replies were checked byte for byte.");
+
+// ── spinrpc's binding: the figures ───────────────────────────────────
+
+const figures = {};
+const byName = (name) => variants.find((v) => v.name === name);
+const ms = (ns) => (ns / 1e6).toFixed(ns < 1e7 ? 3 : 1);
+if (opts.binding) {
+  console.log("");
+  console.log("## spinrpc's Node.js binding (node/), through `node --import node/register.mjs`, beside the pure-JS channel");
+  console.log("");
+  const medRatio = (a, b, key) => median(byName(a)[key]) / median(byName(b)[key]);
+  figures.latency = {
+    binding_spinrpc_vs_purejs_tsgo: { p50: medRatio("binding → spinrpc-server", "tsgo", "roundP50"), p75: medRatio("binding → spinrpc-server", "tsgo", "roundP75") },
+    binding_tsgo_vs_purejs_tsgo: { p50: medRatio("binding → tsgo", "tsgo", "roundP50"), p75: medRatio("binding → tsgo", "tsgo", "roundP75") },
+  };
+  const f = figures.latency;
+  console.log(`(1) binding → spinrpc-server / pure-JS → tsgo, median of the per-round p50 and p75: p50 ${f.binding_spinrpc_vs_purejs_tsgo.p50.toFixed(2)}, p75 ${f.binding_spinrpc_vs_purejs_tsgo.p75.toFixed(2)}`);
+  console.log(`(2) binding → tsgo / pure-JS → tsgo, the same: p50 ${f.binding_tsgo_vs_purejs_tsgo.p50.toFixed(2)}, p75 ${f.binding_tsgo_vs_purejs_tsgo.p75.toFixed(2)}`);
+  if (extra.sparse) {
+    console.log("");
+    console.log(`### Sparse requests: ${opts.sparse} ${opts.size}-byte echoes per variant, one every ${opts.sparseIntervalMs} ms`);
+    console.log("");
+    console.log("| variant | echoes | client CPU s per 1000 | server CPU s per 1000 | client CPU per 1000, per round |");
+    console.log("| --- | ---: | ---: | ---: | --- |");
+    for (const [name, e] of Object.entries(extra.sparse)) {
+      console.log(`| ${name} | ${e.n} | ${(e.clientCpu * 1000 / e.n).toFixed(4)} | ${(e.serverCpu * 1000 / e.n).toFixed(4)} | ${e.roundClientPer1000.map((x) => x.toFixed(4)).join(", ")} |`);
+    }
+    const per1000 = (name) => extra.sparse[name].clientCpu * 1000 / extra.sparse[name].n;
+    figures.sparse = {
+      binding_spinrpc_minus_purejs_tsgo_s: per1000("binding → spinrpc-server") - per1000("pure-JS → tsgo"),
+      binding_tsgo_minus_purejs_tsgo_s: per1000("binding → tsgo") - per1000("pure-JS → tsgo"),
+    };
+    console.log("");
+    console.log(`(3) client CPU per 1000 requests, binding − pure-JS → tsgo: → spinrpc-server ${figures.sparse.binding_spinrpc_minus_purejs_tsgo_s >= 0 ? "+" : ""}${figures.sparse.binding_spinrpc_minus_purejs_tsgo_s.toFixed(4)} s, ` +
+      `→ tsgo ${figures.sparse.binding_tsgo_minus_purejs_tsgo_s >= 0 ? "+" : ""}${figures.sparse.binding_tsgo_minus_purejs_tsgo_s.toFixed(4)} s`);
+  }
+  if (extra.spawn) {
+    console.log("");
+    console.log(`### Spawn to first reply: new API (spawns the server) + one echo, ${opts.spawn} per variant and round`);
+    console.log("");
+    console.log("| variant | n | median ms | p75 ms | max ms | new API alone, median ms | median per round ms |");
+    console.log("| --- | ---: | ---: | ---: | ---: | ---: | --- |");
+    for (const [name, e] of Object.entries(extra.spawn)) {
+      const sorted = Float64Array.from(e.ns).sort();
+      console.log(`| ${name} | ${sorted.length} | ${ms(percentile(sorted, 0.5))} | ${ms(percentile(sorted, 0.75))} | ${ms(sorted[sorted.length - 1])} | ${ms(median(e.ctorNs))} | ${e.roundMedian.map(ms).join(", ")} |`);
+    }
+    const med = (name, key = "ns") => median(extra.spawn[name][key]);
+    figures.spawn = {
+      binding_vs_purejs_spinrpc: med("binding → spinrpc-server") / med("pure-JS → spinrpc-server"),
+      binding_vs_purejs_tsgo: med("binding → tsgo") / med("pure-JS → tsgo"),
+      ctor_binding_vs_purejs_spinrpc: med("binding → spinrpc-server", "ctorNs") / med("pure-JS → spinrpc-server", "ctorNs"),
+      ctor_binding_vs_purejs_tsgo: med("binding → tsgo", "ctorNs") / med("pure-JS → tsgo", "ctorNs"),
+    };
+    const f4 = figures.spawn;
+    console.log("");
+    console.log(`(4) spawn to first reply, binding / pure-JS (median): → spinrpc-server ${f4.binding_vs_purejs_spinrpc.toFixed(2)}, → tsgo ${f4.binding_vs_purejs_tsgo.toFixed(2)}; ` +
+      `new API alone: → spinrpc-server ${f4.ctor_binding_vs_purejs_spinrpc.toFixed(2)}, → tsgo ${f4.ctor_binding_vs_purejs_tsgo.toFixed(2)}`);
+  }
+  if (extra.large) {
+    console.log("");
+    console.log(`### Large payloads: echo (string) and echoBinary, ${opts.largeReps} timed per variant and round (median ms)`);
+    console.log("");
+    const keys = Object.keys(extra.large[CHANNELS[0].name]);
+    console.log(`| payload | ${CHANNELS.map((c) => c.name).join(" | ")} | binding / pure-JS → spinrpc-server | binding / pure-JS → tsgo |`);
+    console.log(`| --- |${CHANNELS.map(() => " ---: |").join("")} ---: | ---: |`);
+    figures.large = {};
+    for (const key of keys) {
+      const med = (name) => median(extra.large[name][key]);
+      const rs = med("binding → spinrpc-server") / med("pure-JS → spinrpc-server");
+      const rt = med("binding → tsgo") / med("pure-JS → tsgo");
+      figures.large[key] = { binding_vs_purejs_spinrpc: rs, binding_vs_purejs_tsgo: rt };
+      console.log(`| ${key} | ${CHANNELS.map((c) => ms(med(c.name))).join(" | ")} | ${rs.toFixed(2)} | ${rt.toFixed(2)} |`);
+    }
+    const worst = Math.max(...Object.values(figures.large).flatMap((x) => [x.binding_vs_purejs_spinrpc, x.binding_vs_purejs_tsgo]));
+    console.log("");
+    console.log(`(5) large payloads, the largest binding / pure-JS time ratio: ${worst.toFixed(2)}`);
+  }
+}
 
 if (opts.json) {
   const out = {
@@ -354,8 +484,13 @@ if (opts.json) {
     variants: variants.map((v) => ({
       name: v.name, kind: v.kind, spin: v.spin ?? null, floor: v.floor ?? null,
       n: v.stats.n, mean_ns: v.stats.mean, p50_ns: v.stats.p50, p75_ns: v.stats.p75, p99_ns: v.stats.p99, max_ns: v.stats.max,
-      client_cpu_s: v.clientCpu, server_cpu_s: v.serverCpu, wall_s: v.wall, round_p50_ns: v.roundP50,
+      client_cpu_s: v.clientCpu, server_cpu_s: v.serverCpu, wall_s: v.wall, round_p50_ns: v.roundP50, round_p75_ns: v.roundP75,
+      server: v.server ?? null,
     })),
+    binding: opts.binding ? {
+      options: { sparse: opts.sparse, sparseIntervalMs: opts.sparseIntervalMs, spawn: opts.spawn, largeMib: opts.largeMib, largeReps: opts.largeReps },
+      sparse: extra.sparse, spawn: extra.spawn, large: extra.large, figures,
+    } : null,
   };
   writeFileSync(opts.json, JSON.stringify(out, null, 2) + "\n");
 }

@@ -2,7 +2,8 @@
 // frame builders for the sync protocol, and a frame parser for the replies.
 // Not a test file itself (node --test only picks up *.test.mjs here).
 
-import { accessSync, constants, existsSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { accessSync, constants, existsSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -23,6 +24,43 @@ export function peers() {
 
 export function spinrpcPeer() { return peers()[0]; }
 export function tsgoPeer() { return peers()[1]; }
+/** tests/peers' scripted_peer, built beside the spinrpc-server under test. */
+export function scriptedPeer() {
+  return { name: "scripted_peer", path: join(dirname(spinrpcPeer().path), "scripted_peer") };
+}
+
+/**
+ * Everything the sync clients do is synchronous: a hung server would block
+ * the event loop, and node:test's timeouts could never fire. A watchdog
+ * process SIGKILLs server `pid` after `seconds` (SPINRPC_INTEROP_WATCHDOG,
+ * default 120); the client then sees EOF and the test fails instead of
+ * hanging. Returns a function that stops the watchdog.
+ */
+export function watchdog(pid, seconds = Number(process.env.SPINRPC_INTEROP_WATCHDOG || 120)) {
+  const dog = spawn("sh", ["-c", `sleep ${seconds} & wait $!; kill -9 ${pid} 2>/dev/null`], {
+    stdio: "ignore",
+    detached: true,
+  });
+  dog.unref();
+  return () => {
+    try { process.kill(-dog.pid, "SIGKILL"); } catch { /* already gone */ }
+  };
+}
+
+/** Whether process `pid` has ended (reaped, or a zombie nobody reaped yet). */
+export function gone(pid) {
+  try {
+    process.kill(pid, 0);
+  } catch (e) {
+    if (e.code === "ESRCH") return true;
+    throw e;
+  }
+  try {
+    return readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].startsWith("Z");
+  } catch {
+    return true; // gone between the two looks
+  }
+}
 
 /**
  * Throws (so the calling test fails, never skips) when a peer's binary is

@@ -1,22 +1,25 @@
 // The real TypeScript 7 sync client (@typescript/native-preview/unstable/sync)
 // driving both peers: the same assertions run against spinrpc-server and tsgo.
 // A peer whose binary is missing fails every one of its tests; nothing skips.
+//
+// npm test runs this file twice: as it is (the client's own pure-JS channel)
+// and under `node --import node/register.mjs` with SPINRPC_INTEROP_CHANNEL=spinrpc
+// (spinrpc's Node.js binding in its place); the first test checks which one
+// the client really uses.
 
 import { describe, test, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { API } from "@typescript/native-preview/unstable/sync";
-import { peers, requireBinary } from "./peers.mjs";
+import { gone, peers, requireBinary, watchdog } from "./peers.mjs";
 
-// Everything the sync client does is synchronous: a hung server would block
-// the event loop, and node:test's timeouts could never fire. Each API instance
-// therefore gets a watchdog process that SIGKILLs the server after this many
-// seconds; the client then sees EOF and the test fails instead of hanging.
-const WATCHDOG_SECONDS = Number(process.env.SPINRPC_INTEROP_WATCHDOG || 120);
+// Which channel the client must be using: "spinrpc" (the hook is on) or
+// "typescript" (its own).
+const CHANNEL = process.env.SPINRPC_INTEROP_CHANNEL || "typescript";
 
 const scratch = mkdtempSync(join(tmpdir(), "spinrpc-interop-"));
 after(() => rmSync(scratch, { recursive: true, force: true }));
@@ -25,20 +28,22 @@ after(() => rmSync(scratch, { recursive: true, force: true }));
 function open(peer, options = {}) {
   requireBinary(peer);
   const api = new API({ tsserverPath: peer.path, cwd: scratch, ...options });
-  const child = api.client.channel.child;
-  const watchdog = spawn("sh", ["-c", `sleep ${WATCHDOG_SECONDS} & wait $!; kill -9 ${child.pid} 2>/dev/null`], {
-    stdio: "ignore",
-    detached: true,
-  });
-  watchdog.unref();
+  const pid = serverPid(api);
+  const stopWatchdog = watchdog(pid);
   let closed = false;
   const close = () => {
     if (closed) return;
     closed = true;
-    try { process.kill(-watchdog.pid, "SIGKILL"); } catch { /* already gone */ }
+    stopWatchdog();
     api.close();
   };
-  return { api, child, close };
+  return { api, pid, close };
+}
+
+/** The server's pid: the TS 7 channel's ChildProcess, or spinrpc's `pid`. */
+function serverPid(api) {
+  const channel = api.client.channel;
+  return channel.child ? channel.child.pid : channel.pid;
 }
 
 /** Runs fn(api) with a fresh client on peer, always closing it. */
@@ -81,6 +86,13 @@ for (const peer of peers()) {
   describe(`sync client against ${peer.name}`, () => {
     test("binary is present and executable", () => {
       requireBinary(peer);
+    });
+
+    test(`the client talks through the ${CHANNEL} channel`, () => {
+      withApi(peer, {}, (api) => {
+        const ours = typeof api.client.channel.stats === "function";
+        assert.equal(ours ? "spinrpc" : "typescript", CHANNEL);
+      });
     });
 
     test("small echo (string, ASCII and UTF-8)", () => {
@@ -281,10 +293,12 @@ for (let i = 0; i < 40; i++) {
 }`;
         // spawnSync returns once every holder of the stderr pipe is gone, so
         // a line a server writes after the script ends is caught too.
-        const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
+        // process.execArgv: under `--import node/register.mjs` the script's
+        // client uses the binding too, so both channels' close() are checked.
+        const r = spawnSync(process.execPath, [...process.execArgv, "--input-type=module", "-e", script], {
           cwd: dirname(fileURLToPath(import.meta.url)),
           encoding: "utf8",
-          timeout: WATCHDOG_SECONDS * 1000,
+          timeout: 120_000,  // hang guard only
           killSignal: "SIGKILL",
         });
         assert.equal(r.status, 0, `the client script failed: ${r.error ?? ""} ${r.stderr}`);
@@ -293,19 +307,16 @@ for (let i = 0; i < 40; i++) {
     }
 
     test("close() ends the server process", async () => {
-      const { api, child, close } = open(peer);
+      const { api, pid, close } = open(peer);
       assert.equal(api.client.echo("bye"), "bye");
-      const exited = new Promise((res) => {
-        if (child.exitCode !== null || child.signalCode !== null) res();
-        else child.once("exit", () => res());
-      });
       close();
-      let timer;
-      const timeout = new Promise((_, rej) => { timer = setTimeout(() => rej(new Error(`${peer.name} still running 10 s after close()`)), 10_000); });
-      try {
-        await Promise.race([exited, timeout]);
-      } finally {
-        clearTimeout(timer);
+      // The TS 7 channel signals the child and Node reaps it from the event
+      // loop; spinrpc's close() reaps it before returning. Either way it
+      // must be gone soon.
+      const deadline = Date.now() + 10_000;
+      while (!gone(pid)) {
+        if (Date.now() > deadline) assert.fail(`${peer.name} still running 10 s after close()`);
+        await new Promise((res) => setTimeout(res, 10));
       }
     });
   });

@@ -17,9 +17,9 @@ export default function section({ say, nodeRun }) {
     const off = nodeRun.variants.find((v) => v.kind === "spinrpc" && v.spin === "off");
     const rows = nodeRun.variants.map((v) => [v.name, count(v.n), us(v.mean_ns), us(v.p50_ns), us(v.p75_ns), us(v.p99_ns), us(v.max_ns),
       ratio(v.p50_ns, fb?.p50_ns), ratio(v.p50_ns, fp?.p50_ns), v.kind === "spinrpc" && v.spin !== "off" ? ratio(v.p50_ns, off?.p50_ns) : "",
-      v.kind === "spinrpc" ? ratio(v.p50_ns, ts?.p50_ns) : "", v.kind === "spinrpc" ? ratio(v.p75_ns, ts?.p75_ns) : "",
+      v.kind === "spinrpc" || v.kind === "binding" ? ratio(v.p50_ns, ts?.p50_ns) : "", v.kind === "spinrpc" || v.kind === "binding" ? ratio(v.p75_ns, ts?.p75_ns) : "",
       secs(v.client_cpu_s), secs(v.server_cpu_s), secs(v.wall_s), v.round_p50_ns.map(us).join(", ")]);
     say(table(["variant", "n", "mean µs", "p50 µs", "p75 µs", "p99 µs", "max µs", "p50 / floor blocking", "p50 / floor polled", "p50 / server spin off",
-      "spinrpc / tsgo p50", "spinrpc / tsgo p75", "client CPU s", "server CPU s", "wall s", "p50 per round µs"], rows), "");
+      "/ tsgo p50", "/ tsgo p75", "client CPU s", "server CPU s", "wall s", "p50 per round µs"], rows), "");
   }
 }

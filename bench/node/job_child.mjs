@@ -1,0 +1,28 @@
+#!/usr/bin/env node
+// One job of bench/node/jobs.mjs in a process of its own, for the variants
+// that go through spinrpc's Node.js binding. echo_latency.mjs starts it as
+//   node --import node/register.mjs bench/node/job_child.mjs JOB_JSON
+// and reads one line of JSON from its stdout. Exit status 3: a reply
+// differed from what was sent.
+
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { IntegrityError, JOBS } from "./jobs.mjs";
+
+const job = JSON.parse(process.argv[2]);
+const req = createRequire(join(job.interop, "package.json"));
+const { API } = await import(pathToFileURL(req.resolve("@typescript/native-preview/unstable/sync")).href);
+try {
+  // The point of the variant: the real API, with spinrpc's channel under it.
+  const probe = new API({ tsserverPath: job.server, cwd: process.cwd() });
+  const ours = typeof probe.client.channel.stats === "function";
+  probe.close();
+  if (!ours) throw new Error("the register hook is not on: the API uses its own channel");
+  const result = JOBS[job.kind](API, job);
+  if (result.lat) result.lat = Array.from(result.lat);
+  process.stdout.write(JSON.stringify(result) + "\n");
+} catch (e) {
+  console.error(`job_child: ${job.variant}: ${e.stack || e}`);
+  process.exit(e instanceof IntegrityError ? 3 : 1);
+}

@@ -1,0 +1,36 @@
+// spinrpc's SyncRpcChannel for Node.js: a drop-in for the TypeScript 7
+// API's channel (@typescript/native-preview's dist/api/syncChannel.js) and
+// for @typescript/libsyncrpc, over spinrpc's spin-aware C++ client.
+//
+//   import { SyncRpcChannel } from "spinrpc";
+//   const channel = new SyncRpcChannel(exe, ["--api"], collectTimingOrOptions);
+//
+// The addon is node/build/spinrpc.node, built by scripts/build.sh (CMake);
+// `npm pack` in node/ ships it. docs/NODE.md has the whole surface.
+
+import { createRequire } from "node:module";
+import { fileURLToPath } from "node:url";
+
+const ADDON = fileURLToPath(new URL("./build/spinrpc.node", import.meta.url));
+
+let binding;
+try {
+  binding = createRequire(import.meta.url)(ADDON);
+} catch (e) {
+  throw new Error(`spinrpc: cannot load the Node.js addon ${ADDON} (${e.message}); ` +
+    "build it with scripts/build.sh in the spinrpc checkout", { cause: e });
+}
+
+/**
+ * new SyncRpcChannel(exe, args, collectTimingOrOptions?)
+ *   requestSync(method, payload: string): string
+ *   requestBinarySync(method, payload: Uint8Array): Uint8Array
+ *   registerCallback(name, (name, payload) => string)
+ *   close()
+ *   lastBytesSent, lastBytesReceived (with collectTiming), pid, stats()
+ */
+export const SyncRpcChannel = binding.SyncRpcChannel;
+
+// A channel left open must not outlive the process: process.exit() skips
+// Node's environment teardown, so the children are ended here too.
+process.on("exit", () => binding.endAll());

@@ -1,0 +1,499 @@
+// The Node-API addon: one JavaScript class, SyncRpcChannel, with the surface
+// of the TS 7 channel (@typescript/native-preview's dist/api/syncChannel.js)
+// and of libsyncrpc, over ChannelCore (docs/NODE.md).
+//
+// Everything runs on the calling JavaScript thread: a request blocks it
+// (spinning first, by the shim's policy) and the server's Calls run the
+// registered JavaScript callbacks inline. No libuv handle is created, so a
+// channel never keeps Node alive; channels left open are ended when their
+// environment is torn down, when index.mjs sees the process exit, or when
+// they are garbage-collected.
+
+#include <napi.h>
+#include <signal.h>  // sigabbrev_np
+#include <string.h>  // strerrorname_np
+#include <sys/wait.h>  // WIFEXITED, WEXITSTATUS, WIFSIGNALED, WTERMSIG
+
+#include <algorithm>      // std::erase_if
+#include <chrono>         // std::chrono::milliseconds
+#include <cmath>          // std::isfinite, std::floor
+#include <cstdio>         // std::fprintf
+#include <span>           // std::span
+#include <stdexcept>      // std::runtime_error, std::logic_error
+#include <exception>      // std::exception_ptr
+#include <mutex>          // std::mutex, std::lock_guard
+#include <optional>       // std::optional
+#include <string>         // std::string
+#include <string_view>    // std::string_view
+#include <system_error>   // std::system_error
+#include <unordered_map>  // std::unordered_map
+#include <utility>        // std::pair
+#include <vector>         // std::vector
+
+#include "channel/timed_out.h"
+#include "client-shim/child_exited.h"
+#include "node/src/channel_core.h"
+#include "protocol/protocol_error.h"
+#include "protocol/remote_error.h"
+
+namespace spinrpc::node {
+namespace {
+
+// ── Channels to end at environment teardown ──────────────────────────
+
+// Every live ChannelCore with the environment (main thread or worker) that
+// owns it. Process-wide and never destroyed, so a finalizer that runs late
+// in teardown still finds it.
+struct LiveChannels {
+  std::mutex mutex;
+  std::vector<std::pair<napi_env, ChannelCore*>> entries;
+
+  static LiveChannels& get() {
+    static auto* live = new LiveChannels;
+    return *live;
+  }
+  void add(napi_env env, ChannelCore* core) {
+    const std::lock_guard lock(mutex);
+    entries.emplace_back(env, core);
+  }
+  void remove(ChannelCore* core) {
+    const std::lock_guard lock(mutex);
+    std::erase_if(entries, [core](const auto& e) { return e.second == core; });
+  }
+  // Ends every channel of `env` that is still open.
+  void end_all(napi_env env) {
+    std::vector<ChannelCore*> mine;
+    {
+      const std::lock_guard lock(mutex);
+      for (const auto& [owner, core] : entries) {
+        if (owner == env) mine.push_back(core);
+      }
+    }
+    for (ChannelCore* core : mine) core->end_now();
+  }
+};
+
+// ── C++ errors as JavaScript errors ──────────────────────────────────
+
+// "SIGKILL" for 9, as Node's ChildProcess.signalCode names signals.
+std::string signal_name(int signal) {
+  if (const char* abbrev = ::sigabbrev_np(signal)) return std::string("SIG") + abbrev;
+  return std::to_string(signal);
+}
+
+// The exception being handled, as the JavaScript error the caller sees:
+// the message is what() (the server's own text for an Error reply, as in
+// the TS 7 channel); `code` says which kind, and a dead child's exit code or
+// signal are properties too.
+// `suffix` is appended to the message.
+Napi::Error to_js_error(Napi::Env env, std::exception_ptr thrown, const std::string& suffix = {}) {
+  const auto with_code = [&](const std::exception& e, const char* code) {
+    Napi::Error error = Napi::Error::New(env, e.what() + suffix);
+    if (code != nullptr) error.Set("code", Napi::String::New(env, code));
+    return error;
+  };
+  try {
+    std::rethrow_exception(thrown);
+  } catch (const Napi::Error& e) {
+    return e;
+  } catch (const RemoteError& e) {
+    return with_code(e, nullptr);  // the TS 7 channel: new Error(payload)
+  } catch (const ChildExited& e) {
+    Napi::Error error = with_code(e, "ERR_SPINRPC_CHILD_EXITED");
+    const std::optional<int> code = e.exit_code();
+    const std::optional<int> signal = e.term_signal();
+    error.Set("exitCode", code ? Napi::Value(Napi::Number::New(env, *code)) : env.Null());
+    error.Set("signal",
+              signal ? Napi::Value(Napi::String::New(env, signal_name(*signal))) : env.Null());
+    return error;
+  } catch (const PeerClosed& e) {
+    return with_code(e, "ERR_SPINRPC_PEER_CLOSED");
+  } catch (const TimedOut& e) {
+    return with_code(e, "ERR_SPINRPC_TIMED_OUT");
+  } catch (const ProtocolError& e) {
+    return with_code(e, "ERR_SPINRPC_PROTOCOL");
+  } catch (const std::system_error& e) {
+    // Node's own shape for OS errors: code "ENOENT", errno negative.
+    const int err = e.code().value();
+    const char* name = e.code().category() == std::generic_category() ? ::strerrorname_np(err)
+                                                                       : nullptr;
+    Napi::Error error = with_code(e, name);
+    if (name != nullptr) error.Set("errno", Napi::Number::New(env, -err));
+    return error;
+  } catch (const std::invalid_argument& e) {
+    return Napi::TypeError::New(env, e.what() + suffix);
+  } catch (const std::exception& e) {
+    return with_code(e, nullptr);
+  } catch (...) {
+    return Napi::Error::New(env, "spinrpc: unknown C++ exception");
+  }
+}
+
+// What the TS 7 channel sends as CallError for a throwing callback:
+// String(e instanceof Error ? e.message : e).trim().
+std::string thrown_message(Napi::Value thrown) {
+  try {
+    Napi::Value shown = thrown;
+    if (thrown.IsObject() && thrown.As<Napi::Object>().Has("message")) {
+      shown = thrown.As<Napi::Object>().Get("message");
+    }
+    std::string text = shown.ToString().Utf8Value();
+    const auto first = text.find_first_not_of(" \t\r\n\f\v");
+    if (first == std::string::npos) return {};
+    return text.substr(first, text.find_last_not_of(" \t\r\n\f\v") - first + 1);
+  } catch (const Napi::Error&) {
+    return "the callback threw a value that cannot be converted to a string";
+  }
+}
+
+const char* type_name(napi_valuetype type) {
+  switch (type) {
+    case napi_undefined: return "undefined";
+    case napi_null: return "null";
+    case napi_boolean: return "a boolean";
+    case napi_number: return "a number";
+    case napi_string: return "a string";
+    case napi_symbol: return "a symbol";
+    case napi_object: return "an object";
+    case napi_function: return "a function";
+    case napi_external: return "an external";
+    case napi_bigint: return "a bigint";
+  }
+  return "an unknown value";
+}
+
+// ── Arguments ────────────────────────────────────────────────────────
+
+std::string string_argument(const Napi::Value& value, const char* what) {
+  if (!value.IsString()) {
+    throw Napi::TypeError::New(value.Env(),
+                               std::string(what) + " must be a string, got " + type_name(value.Type()));
+  }
+  return value.As<Napi::String>().Utf8Value();
+}
+
+// A non-negative whole number of milliseconds or microseconds.
+long long count_option(const Napi::Value& value, const char* key) {
+  const double number = value.IsNumber() ? value.As<Napi::Number>().DoubleValue() : -1;
+  if (!std::isfinite(number) || number < 0 || std::floor(number) != number || number > 1e12) {
+    throw Napi::TypeError::New(value.Env(), std::string("SyncRpcChannel: option ") + key +
+                                                " must be a non-negative integer");
+  }
+  return static_cast<long long>(number);
+}
+
+bool bool_option(const Napi::Value& value, const char* key) {
+  if (!value.IsBoolean()) {
+    throw Napi::TypeError::New(value.Env(),
+                               std::string("SyncRpcChannel: option ") + key + " must be a boolean");
+  }
+  return value.As<Napi::Boolean>().Value();
+}
+
+// The third constructor argument: TS 7's collectTiming boolean, or an
+// object of our options (docs/NODE.md, "Options").
+void read_options(const Napi::Value& value, SyncRpcOptions& options, bool& collect_timing) {
+  if (value.IsUndefined()) return;
+  if (value.IsBoolean()) {
+    collect_timing = value.As<Napi::Boolean>().Value();
+    return;
+  }
+  if (!value.IsObject() || value.IsArray() || value.IsFunction()) {
+    throw Napi::TypeError::New(value.Env(),
+                               "SyncRpcChannel: the third argument must be a boolean (collectTiming) "
+                               "or an options object");
+  }
+  const Napi::Object object = value.As<Napi::Object>();
+  const Napi::Array keys = object.GetPropertyNames();
+  for (std::uint32_t i = 0; i < keys.Length(); ++i) {
+    const std::string key = keys.Get(i).ToString().Utf8Value();
+    const Napi::Value v = object.Get(key);
+    if (v.IsUndefined()) continue;
+    if (key == "collectTiming") {
+      collect_timing = bool_option(v, "collectTiming");
+    } else if (key == "spinUs") {
+      options.spin.spin_us = count_option(v, "spinUs");
+    } else if (key == "adaptive") {
+      options.spin.adaptive = bool_option(v, "adaptive");
+    } else if (key == "requestTimeoutMs") {
+      options.request_timeout = std::chrono::milliseconds(count_option(v, "requestTimeoutMs"));
+    } else if (key == "closeGraceMs") {
+      options.close_grace = std::chrono::milliseconds(count_option(v, "closeGraceMs"));
+    } else {
+      throw Napi::TypeError::New(value.Env(),
+                                 "SyncRpcChannel: unknown option " + key +
+                                     " (collectTiming, spinUs, adaptive, requestTimeoutMs, "
+                                     "closeGraceMs)");
+    }
+  }
+}
+
+// A JavaScript string's UTF-8 bytes, written into one of the core's scratch
+// buffers: one pass when the buffer already holds the longest possible
+// encoding (3 bytes per UTF-16 unit), else one pass to measure and one to
+// write. Throws a TypeError for a non-string.
+std::string_view utf8_into(napi_env env, napi_value value, ChannelCore& core,
+                           std::span<char> (ChannelCore::*buffer)(std::size_t), const char* what) {
+  std::size_t units = 0;
+  if (napi_get_value_string_utf16(env, value, nullptr, 0, &units) != napi_ok) {
+    napi_valuetype type = napi_undefined;
+    napi_typeof(env, value, &type);
+    throw Napi::TypeError::New(env, std::string(what) + " must be a string, got " + type_name(type));
+  }
+  std::size_t need = 3 * units + 1;  // + the NUL napi always writes
+  std::span<char> out = (core.*buffer)(0);
+  if (out.size() < need && units > (std::size_t{64} << 10)) {
+    // Big and not known to fit: measure first rather than reserve 3x.
+    std::size_t bytes = 0;
+    napi_get_value_string_utf8(env, value, nullptr, 0, &bytes);
+    need = bytes + 1;
+  }
+  if (out.size() < need) out = (core.*buffer)(need);
+  std::size_t written = 0;
+  napi_get_value_string_utf8(env, value, out.data(), out.size(), &written);
+  return {out.data(), written};
+}
+
+// ── The class ────────────────────────────────────────────────────────
+
+class Channel : public Napi::ObjectWrap<Channel> {
+ public:
+  static Napi::Function define(Napi::Env env) {
+    return DefineClass(env, "SyncRpcChannel",
+                       {
+                           InstanceMethod<&Channel::request_sync>("requestSync"),
+                           InstanceMethod<&Channel::request_binary_sync>("requestBinarySync"),
+                           InstanceMethod<&Channel::register_callback>("registerCallback"),
+                           InstanceMethod<&Channel::close>("close"),
+                           InstanceMethod<&Channel::stats>("stats"),
+                           InstanceAccessor<&Channel::last_bytes_sent>("lastBytesSent"),
+                           InstanceAccessor<&Channel::last_bytes_received>("lastBytesReceived"),
+                           InstanceAccessor<&Channel::collect_timing>("collectTiming"),
+                           InstanceAccessor<&Channel::pid>("pid"),
+                       });
+  }
+
+  explicit Channel(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Channel>(info) {
+    const Napi::Env env = info.Env();
+    const std::string executable = string_argument(info[0], "SyncRpcChannel: exe");
+    if (!info[1].IsArray()) {
+      throw Napi::TypeError::New(env, "SyncRpcChannel: args must be an array of strings");
+    }
+    const Napi::Array array = info[1].As<Napi::Array>();
+    std::vector<std::string> args;
+    args.reserve(array.Length());
+    for (std::uint32_t i = 0; i < array.Length(); ++i) {
+      args.push_back(string_argument(array.Get(i), "SyncRpcChannel: every element of args"));
+    }
+    SyncRpcOptions options;
+    bool collect_timing = false;
+    read_options(info[2], options, collect_timing);
+    try {
+      core_.emplace(executable, args, std::move(options), collect_timing);
+    } catch (...) {
+      throw to_js_error(env, std::current_exception());
+    }
+    env_ = env;
+    LiveChannels::get().add(env_, &*core_);
+  }
+
+  Channel(const Channel&) = delete;
+  Channel& operator=(const Channel&) = delete;
+
+  // Garbage-collected while open: the child is ended, not left running.
+  ~Channel() override {
+    if (!core_) return;
+    LiveChannels::get().remove(&*core_);
+    core_->end_now();
+  }
+
+ private:
+  // requestSync(method: string, payload: string): string
+  Napi::Value request_sync(const Napi::CallbackInfo& info) {
+    const napi_env env = info.Env();
+    const ByteView reply = request(info, /*binary=*/false);
+    napi_value text = nullptr;
+    // One pass from the channel's buffer into the JavaScript string.
+    NAPI_THROW_IF_FAILED(env, napi_create_string_utf8(env, reinterpret_cast<const char*>(reply.data()),
+                                                      reply.size(), &text),
+                         Napi::Value());
+    return {env, text};
+  }
+
+  // requestBinarySync(method: string, payload: Uint8Array | string): Uint8Array
+  Napi::Value request_binary_sync(const Napi::CallbackInfo& info) {
+    const napi_env env = info.Env();
+    const ByteView reply = request(info, /*binary=*/true);
+    napi_value bytes = nullptr;
+    // One copy into a Buffer of its own (byteOffset 0, as the TS 7 channel
+    // guarantees: the API reads buffer.buffer at absolute offsets).
+    NAPI_THROW_IF_FAILED(env, napi_create_buffer_copy(env, reply.size(), reply.data(), nullptr, &bytes),
+                         Napi::Value());
+    return {env, bytes};
+  }
+
+  ByteView request(const Napi::CallbackInfo& info, bool binary) {
+    const napi_env env = info.Env();
+    ChannelCore& core = *core_;
+    ByteView payload;
+    std::string_view method;
+    try {
+      if (core.closed()) throw ChannelClosed();
+      method = utf8_into(env, info[0], core, &ChannelCore::method_buffer, "requestSync: method");
+      bool is_typed = false;
+      if (binary) napi_is_typedarray(env, info[1], &is_typed);
+      if (is_typed) {
+        napi_typedarray_type type = napi_int8_array;
+        std::size_t length = 0;
+        void* data = nullptr;
+        napi_get_typedarray_info(env, info[1], &type, &length, &data, nullptr, nullptr);
+        if (type != napi_uint8_array && type != napi_uint8_clamped_array) {
+          throw Napi::TypeError::New(env, "requestBinarySync: payload must be a Uint8Array or a string");
+        }
+        payload = ByteView(static_cast<const std::byte*>(data), length);  // no copy
+      } else {
+        payload = as_bytes(utf8_into(env, info[1], core, &ChannelCore::payload_buffer,
+                                     binary ? "requestBinarySync: payload" : "requestSync: payload"));
+      }
+    } catch (...) {
+      throw to_js_error(env, std::current_exception());
+    }
+    callback_failure_.Reset();
+    try {
+      return core.request(method, payload);
+    } catch (...) {
+      if (callback_failure_.IsEmpty()) throw to_js_error(env, std::current_exception());
+      // The request failed after a callback threw (tsgo, for one, exits
+      // when a file system callback fails): say so, and keep what it threw.
+      Napi::Error error =
+          to_js_error(env, std::current_exception(), " (" + callback_failure_text_ + ")");
+      error.Set("cause", callback_failure_.Value());
+      callback_failure_.Reset();
+      throw error;
+    }
+  }
+
+  // registerCallback(name: string, callback: (name: string, payload: string) => string)
+  Napi::Value register_callback(const Napi::CallbackInfo& info) {
+    const Napi::Env env = info.Env();
+    std::string name = string_argument(info[0], "registerCallback: name");
+    if (!info[1].IsFunction()) {
+      throw Napi::TypeError::New(env, "registerCallback: callback must be a function");
+    }
+    // The map's node is stable, so the shim's std::function can point at it.
+    Napi::FunctionReference& slot = callbacks_[name];
+    slot = Napi::Persistent(info[1].As<Napi::Function>());
+    try {
+      core_->register_callback(std::move(name), [this, &slot](std::string_view called,
+                                                              std::string_view payload) {
+        return call_back(slot, called, payload);
+      });
+    } catch (...) {
+      throw to_js_error(env, std::current_exception());
+    }
+    return env.Undefined();
+  }
+
+  // Runs on this thread inside a request, when the server Calls.
+  std::string call_back(Napi::FunctionReference& callback, std::string_view name,
+                        std::string_view payload) {
+    const Napi::Env env = Env();
+    const Napi::HandleScope scope(env);
+    Napi::Value result;
+    try {
+      result = callback.Call({Napi::String::New(env, name.data(), name.size()),
+                              Napi::String::New(env, payload.data(), payload.size())});
+    } catch (const Napi::Error& e) {
+      // CallError with the TS 7 channel's text; the request goes on and the
+      // server decides what the failure means.
+      std::string message = thrown_message(e.Value());
+      // Node-API 8 references objects only: a thrown primitive is kept as text.
+      const Napi::Value value = e.Value();
+      callback_failure_ = Napi::Reference<Napi::Value>::New(
+          value.IsObject() ? value : Napi::Value(Napi::Error::New(Env(), message).Value()), 1);
+      callback_failure_text_ = "callback `" + std::string(name) + "` threw: " + message;
+      throw std::runtime_error(std::move(message));
+    }
+    if (!result.IsString()) {
+      throw std::runtime_error("callback `" + std::string(name) + "` returned " +
+                               type_name(result.Type()) + ", not a string");
+    }
+    return result.As<Napi::String>().Utf8Value();
+  }
+
+  // close(): ends the child; never throws (as the TS 7 channel), except
+  // from inside one of this channel's callbacks.
+  Napi::Value close(const Napi::CallbackInfo& info) {
+    try {
+      core_->close();
+    } catch (const std::logic_error& e) {
+      throw Napi::Error::New(info.Env(), e.what());
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "spinrpc: SyncRpcChannel.close(): %s\n", e.what());
+    }
+    return info.Env().Undefined();
+  }
+
+  // stats(): the reader's spin counters, keyed as spinrpc-server's
+  // getChannelStats reply.
+  Napi::Value stats(const Napi::CallbackInfo& info) {
+    const Napi::Env env = info.Env();
+    const ChannelStats s = core_->stats();
+    Napi::Object out = Napi::Object::New(env);
+    for (const ChannelCounter& c : kChannelCounters) {
+      out.Set(std::string(c.name), Napi::Number::New(env, static_cast<double>(s.*c.member)));
+    }
+    out.Set("budget_us", Napi::Number::New(env, static_cast<double>(s.budget.count())));
+    out.Set("adaptive", Napi::Boolean::New(env, s.adaptive));
+    out.Set("spinning", Napi::Boolean::New(env, s.spinning));
+    out.Set("budget_reason", Napi::String::New(env, s.budget_reason));
+    return out;
+  }
+
+  Napi::Value last_bytes_sent(const Napi::CallbackInfo& info) {
+    return Napi::Number::New(info.Env(), static_cast<double>(core_->last_bytes_sent()));
+  }
+  Napi::Value last_bytes_received(const Napi::CallbackInfo& info) {
+    return Napi::Number::New(info.Env(), static_cast<double>(core_->last_bytes_received()));
+  }
+  Napi::Value collect_timing(const Napi::CallbackInfo& info) {
+    return Napi::Boolean::New(info.Env(), core_->collect_timing());
+  }
+  Napi::Value pid(const Napi::CallbackInfo& info) {
+    return Napi::Number::New(info.Env(), core_->pid());
+  }
+
+  std::optional<ChannelCore> core_;  // set by the constructor unless it threw
+  napi_env env_ = nullptr;
+  std::unordered_map<std::string, Napi::FunctionReference> callbacks_;
+  // What a callback threw during the current request, if one did.
+  Napi::Reference<Napi::Value> callback_failure_;
+  std::string callback_failure_text_;
+};
+
+// endAll(): ends this environment's open channels (index.mjs, on 'exit').
+Napi::Value end_all(const Napi::CallbackInfo& info) {
+  LiveChannels::get().end_all(info.Env());
+  return info.Env().Undefined();
+}
+
+Napi::Object init(Napi::Env env, Napi::Object exports) {
+  exports.Set("SyncRpcChannel", Channel::define(env));
+  exports.Set("endAll", Napi::Function::New<end_all>(env, "endAll"));
+  // Worker threads and embedders tear environments down without 'exit'.
+  napi_add_env_cleanup_hook(
+      env, [](void* arg) { LiveChannels::get().end_all(static_cast<napi_env>(arg)); }, env);
+  return exports;
+}
+
+}  // namespace
+}  // namespace spinrpc::node
+
+namespace {
+// NODE_API_MODULE pastes the function's name into an identifier.
+Napi::Object init_spinrpc(Napi::Env env, Napi::Object exports) {
+  return spinrpc::node::init(env, exports);
+}
+}  // namespace
+
+NODE_API_MODULE(spinrpc, init_spinrpc)

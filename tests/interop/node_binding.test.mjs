@@ -1,0 +1,345 @@
+// spinrpc's Node.js binding (node/): the real TypeScript 7 API through it
+// (the register hook puts it under @typescript/native-preview/unstable/sync),
+// with tsgo calling the API's file system callbacks while it loads a project,
+// and the class itself against spinrpc-server, tsgo and the scripted peer:
+// failing callbacks, close(), a missing executable, a child that dies
+// mid-request, 1 MiB both ways, many channels at once, and a process that
+// exits with channels still open. sync_client.test.mjs runs the whole
+// client suite through the binding as well (npm test).
+
+import { describe, test, after } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { gone, peers, REPO_ROOT, requireBinary, scriptedPeer, spinrpcPeer, tsgoPeer, watchdog } from "./peers.mjs";
+
+const INDEX = join(REPO_ROOT, "node", "index.mjs");
+const REGISTER = join(REPO_ROOT, "node", "register.mjs");
+
+// The hook first, then the API: the client's channel is spinrpc's.
+await import(pathToFileURL(REGISTER).href);
+const { API } = await import("@typescript/native-preview/unstable/sync");
+const { SyncRpcChannel } = await import(pathToFileURL(INDEX).href);
+
+const scratch = mkdtempSync(join(tmpdir(), "spinrpc-binding-"));
+after(() => rmSync(scratch, { recursive: true, force: true }));
+
+/** A channel on `peer` with a watchdog; fn(channel) runs, then both end. */
+function withChannel(peer, args, fn, options) {
+  requireBinary(peer);
+  const channel = new SyncRpcChannel(peer.path, args, options);
+  const stop = watchdog(channel.pid);
+  try {
+    return fn(channel);
+  } finally {
+    stop();
+    channel.close();
+  }
+}
+
+/** Deterministic pseudo-random bytes (xorshift32). */
+function pseudoRandomBytes(n, seed) {
+  const out = Buffer.allocUnsafe(n);
+  let x = seed >>> 0;
+  for (let i = 0; i < n; i++) {
+    x ^= x << 13; x >>>= 0; x ^= x >>> 17; x ^= x << 5; x >>>= 0;
+    out[i] = x & 0xff;
+  }
+  return out;
+}
+
+async function waitGone(pid, what) {
+  const deadline = Date.now() + 10_000;
+  while (!gone(pid)) {
+    if (Date.now() > deadline) assert.fail(`${what} (pid ${pid}) still running after 10 s`);
+    await new Promise((res) => setTimeout(res, 10));
+  }
+}
+
+describe("the register hook", () => {
+  test("puts spinrpc's channel under the real API", () => {
+    const api = new API({ tsserverPath: spinrpcPeer().path, cwd: scratch });
+    try {
+      assert.ok(api.client.channel instanceof SyncRpcChannel);
+      assert.equal(api.client.echo("through the hook"), "through the hook");
+    } finally {
+      api.close();
+    }
+  });
+
+  test("without the flag, nothing changes", () => {
+    const script = 'const { API } = await import("@typescript/native-preview/unstable/sync");' +
+      `const api = new API({ tsserverPath: ${JSON.stringify(spinrpcPeer().path)} });` +
+      'console.log(typeof api.client.channel.stats, typeof api.client.channel.child);' +
+      "api.close();";
+    const run = spawnSync(process.execPath, ["--input-type=module", "-e", script],
+      { cwd: join(REPO_ROOT, "tests", "interop"), encoding: "utf8", timeout: 60_000, env: { ...process.env, NODE_OPTIONS: "" } });
+    assert.equal(run.status, 0, run.stderr);
+    assert.equal(run.stdout.trim(), "undefined object");
+  });
+});
+
+describe("the API's file system callbacks through the binding", () => {
+  test("tsgo loads a project whose files come from the callbacks", () => {
+    requireBinary(tsgoPeer());
+    const dir = mkdtempSync(join(scratch, "project-"));
+    writeFileSync(join(dir, "tsconfig.json"), '{"compilerOptions":{"strict":true},"files":["a.ts","virtual.ts"]}');
+    writeFileSync(join(dir, "a.ts"), "export const a: number = 1;\n");
+    // virtual.ts is not on disk: only the callbacks know it.
+    const virtual = { [join(dir, "virtual.ts")]: "export const v = 'from the callback';\n" };
+    const calls = new Map();
+    const count = (name) => calls.set(name, (calls.get(name) ?? 0) + 1);
+    const fs = {
+      readFile: (p) => { count("readFile"); return p in virtual ? virtual[p] : undefined; },
+      fileExists: (p) => { count("fileExists"); return p in virtual ? true : undefined; },
+      directoryExists: () => { count("directoryExists"); return undefined; },
+      getAccessibleEntries: () => { count("getAccessibleEntries"); return undefined; },
+      realpath: (p) => { count("realpath"); return p; },
+    };
+    const api = new API({ tsserverPath: tsgoPeer().path, cwd: dir, fs });
+    const stop = watchdog(api.client.channel.pid);
+    try {
+      assert.ok(api.client.channel instanceof SyncRpcChannel);
+      const project = api.updateSnapshot({ openProject: join(dir, "tsconfig.json") }).getProject(join(dir, "tsconfig.json"));
+      assert.deepStrictEqual(project.rootFiles, [join(dir, "a.ts"), join(dir, "virtual.ts")]);
+      assert.equal(project.program.getSourceFile(join(dir, "virtual.ts")).text, virtual[join(dir, "virtual.ts")]);
+      assert.ok(calls.get("readFile") > 0 && calls.get("fileExists") > 0 && calls.get("directoryExists") > 0,
+        `callbacks called: ${JSON.stringify([...calls])}`);
+    } finally {
+      stop();
+      api.close();
+    }
+  });
+
+  test("a throwing callback: tsgo gets CallError, and the error names it", () => {
+    requireBinary(tsgoPeer());
+    const dir = mkdtempSync(join(scratch, "project-"));
+    writeFileSync(join(dir, "tsconfig.json"), '{"files":["a.ts"]}');
+    writeFileSync(join(dir, "a.ts"), "export {};\n");
+    const failure = new Error("  no reading today  ");
+    const api = new API({
+      tsserverPath: tsgoPeer().path, cwd: dir,
+      fs: { readFile: (p) => { if (p.endsWith("a.ts")) throw failure; return undefined; } },
+    });
+    const stop = watchdog(api.client.channel.pid);
+    try {
+      // tsgo panics on a failed readFile Call (exit status 2).
+      assert.throws(() => api.updateSnapshot({ openProject: join(dir, "tsconfig.json") }), (e) => {
+        assert.match(e.message, /^tsgo exited with status \d+ \(callback `readFile` threw: no reading today\)$/);
+        assert.equal(e.code, "ERR_SPINRPC_CHILD_EXITED");
+        assert.equal(e.cause, failure);
+        return true;
+      });
+    } finally {
+      stop();
+      api.close();
+    }
+  });
+
+  test("the scripted peer Calls the API's readFile and fileExists", () => {
+    const peer = scriptedPeer();
+    requireBinary(peer);
+    const files = { "/v/a.ts": "let a = 1;" };
+    const api = new API({
+      tsserverPath: peer.path, cwd: scratch,
+      fs: { readFile: (p) => files[p] ?? null, fileExists: (p) => p in files },
+    });
+    const stop = watchdog(api.client.channel.pid);
+    try {
+      const channel = api.client.channel;
+      assert.equal(channel.requestSync("callback", 'readFile "/v/a.ts"'), JSON.stringify({ content: "let a = 1;" }));
+      assert.equal(channel.requestSync("callback", 'readFile "/v/none.ts"'), JSON.stringify({ content: null }));
+      assert.equal(channel.requestSync("callback", 'fileExists "/v/a.ts"'), "true");
+      // A name the API did not register: CallError, and the request goes on.
+      assert.match(channel.requestSync("callbackError", "realpath"), /realpath/);
+    } finally {
+      stop();
+      api.close();
+    }
+  });
+});
+
+describe("SyncRpcChannel", () => {
+  test("callbacks: the result goes back; a throw becomes CallError and the request goes on", () => {
+    withChannel(scriptedPeer(), [], (channel) => {
+      const seen = [];
+      channel.registerCallback("twice", (name, payload) => { seen.push([name, payload]); return `<${payload}>`; });
+      assert.equal(channel.requestSync("callbackTwice", "twice"), "<1>,<2>");
+      assert.deepStrictEqual(seen, [["twice", "1"], ["twice", "2"]]);
+      // The TS 7 channel's CallError text: String(e.message).trim(), or String(value).
+      channel.registerCallback("fails", () => { throw new Error("  failed on purpose \n"); });
+      assert.equal(channel.requestSync("callbackError", "fails"), "failed on purpose");
+      channel.registerCallback("throwsString", () => { throw "a bare string"; });
+      assert.equal(channel.requestSync("callbackError", "throwsString"), "a bare string");
+      channel.registerCallback("notAString", () => 42);
+      assert.equal(channel.requestSync("callbackError", "notAString"), "callback `notAString` returned a number, not a string");
+      // A callback may not re-enter its channel.
+      channel.registerCallback("reenters", () => channel.requestSync("echo", "x"));
+      assert.match(channel.requestSync("callbackError", "reenters"), /inside a callback/);
+      assert.equal(channel.requestSync("echo", "still serving"), "still serving");
+    });
+  });
+
+  test("an Error reply is an Error with the server's text, and the channel serves on", () => {
+    for (const peer of peers()) {
+      withChannel(peer, ["--api"], (channel) => {
+        assert.throws(() => channel.requestSync("nope", "null"), { message: 'api: invalid request: unknown API method "nope"' });
+        assert.equal(channel.requestSync("echo", "after"), "after");
+      });
+    }
+  });
+
+  test("close() mid-session ends the child; later requests say it is closed", async () => {
+    for (const peer of peers()) {
+      requireBinary(peer);
+      const channel = new SyncRpcChannel(peer.path, ["--api"]);
+      const pid = channel.pid;
+      assert.equal(channel.requestSync("echo", "before"), "before");
+      channel.close();
+      assert.ok(gone(pid), `${peer.name} still running after close()`);
+      assert.equal(channel.pid, -1);
+      assert.throws(() => channel.requestSync("echo", "after"), { message: "SyncRpcChannel is closed" });
+      assert.throws(() => channel.requestBinarySync("echo", new Uint8Array(1)), { message: "SyncRpcChannel is closed" });
+      channel.close(); // idempotent
+    }
+    // close() from inside a callback is refused; the request goes on.
+    withChannel(scriptedPeer(), [], (channel) => {
+      channel.registerCallback("closes", () => { channel.close(); return "closed?"; });
+      assert.match(channel.requestSync("callbackError", "closes"), /close from inside a callback/);
+      assert.equal(channel.requestSync("echo", "open"), "open");
+    });
+  });
+
+  test("a missing executable is an ENOENT error from the constructor", () => {
+    for (const exe of ["/nonexistent/spinrpc/tsgo", "spinrpc-no-such-executable"]) {
+      assert.throws(() => new SyncRpcChannel(exe, ["--api"]), (e) => {
+        assert.equal(e.code, "ENOENT");
+        assert.match(e.message, new RegExp(`cannot spawn ${exe}`));
+        return true;
+      });
+    }
+    assert.throws(() => new API({ tsserverPath: "/nonexistent/spinrpc/tsgo" }), { code: "ENOENT" });
+  });
+
+  test("a child that dies mid-request: its exit status or signal is named", () => {
+    withChannel(scriptedPeer(), [], (channel) => {
+      assert.throws(() => channel.requestSync("exitNow", ""), (e) => {
+        assert.equal(e.message, "scripted_peer exited with status 3");
+        assert.equal(e.code, "ERR_SPINRPC_CHILD_EXITED");
+        assert.equal(e.exitCode, 3);
+        assert.equal(e.signal, null);
+        return true;
+      });
+    });
+    withChannel(scriptedPeer(), [], (channel) => {
+      // SIGKILLed while it waits for a CallResponse.
+      channel.registerCallback("kill", () => { process.kill(channel.pid, "SIGKILL"); return "too late"; });
+      assert.throws(() => channel.requestSync("callback", "kill"), (e) => {
+        assert.equal(e.message, "scripted_peer was killed by signal 9");
+        assert.equal(e.signal, "SIGKILL");
+        assert.equal(e.exitCode, null);
+        return true;
+      });
+    });
+  });
+
+  test("1 MiB payloads both ways, string and binary, every byte compared", () => {
+    const bytes = pseudoRandomBytes(1 << 20, 7);
+    // Two- and three-byte UTF-8 characters, and one outside the BMP.
+    const text = "héllo ✓ 😀 ".repeat(1 << 16).slice(0, (1 << 20) - 7);
+    for (const peer of peers()) {
+      withChannel(peer, ["--api"], (channel) => {
+        const got = channel.requestBinarySync("echo", bytes);
+        assert.ok(Buffer.from(got.buffer, got.byteOffset, got.byteLength).equals(bytes), `${peer.name}: binary echo differs`);
+        // A Buffer of its own: the API reads buffer.buffer at absolute offsets.
+        assert.equal(got.byteOffset, 0);
+        assert.equal(got.buffer.byteLength, bytes.length);
+        assert.ok(channel.requestSync("echo", text) === text, `${peer.name}: string echo differs`);
+      });
+    }
+    withChannel(scriptedPeer(), [], (channel) => {
+      const big = channel.requestBinarySync("bigReply", new Uint8Array(0));
+      assert.equal(big.length, 1 << 20);
+      for (let i = 0; i < big.length; i += 4093) assert.equal(big[i], i % 251);
+    });
+  });
+
+  test("collectTiming: lastBytesSent and lastBytesReceived count payload bytes", () => {
+    withChannel(spinrpcPeer(), ["--api"], (channel) => {
+      channel.requestSync("echo", "héllo");
+      assert.equal(channel.lastBytesSent, 6);
+      assert.equal(channel.lastBytesReceived, 6);
+      channel.requestBinarySync("echo", new Uint8Array(3));
+      assert.equal(channel.lastBytesSent, 3);
+      assert.equal(channel.lastBytesReceived, 3);
+    }, true);
+    withChannel(spinrpcPeer(), ["--api"], (channel) => {
+      channel.requestSync("echo", "x");
+      assert.equal(channel.lastBytesSent, 0);
+    });
+  });
+
+  test("spin options: the options object, then the environment", () => {
+    withChannel(spinrpcPeer(), ["--api"], (channel) => {
+      const s = channel.stats();
+      assert.equal(s.budget_us, 0);
+      assert.equal(channel.requestSync("echo", "x"), "x");
+      assert.ok(channel.stats().waits > 0);
+    }, { spinUs: 0 });
+    process.env.TSGO_SYNC_SPIN_US = "37";
+    process.env.TSGO_SYNC_SPIN_ADAPTIVE = "0";
+    try {
+      withChannel(spinrpcPeer(), ["--api"], (channel) => {
+        const s = channel.stats();
+        if (s.budget_reason.includes("CPU")) return; // fewer than 2 CPUs: spinning is off whatever the setting
+        assert.equal(s.budget_us, 37);
+        assert.equal(s.adaptive, false);
+      });
+    } finally {
+      delete process.env.TSGO_SYNC_SPIN_US;
+      delete process.env.TSGO_SYNC_SPIN_ADAPTIVE;
+    }
+    assert.throws(() => new SyncRpcChannel(spinrpcPeer().path, ["--api"], { spinUS: 5 }), { name: "TypeError", message: /unknown option spinUS/ });
+    assert.throws(() => new SyncRpcChannel(spinrpcPeer().path, ["--api"], { spinUs: -1 }), TypeError);
+  });
+
+  test("many channels in one process, requests interleaved", () => {
+    const fdsBefore = readdirSync("/proc/self/fd").length;
+    const channels = [];
+    try {
+      for (let i = 0; i < 24; i++) {
+        const peer = i % 4 === 3 ? tsgoPeer() : spinrpcPeer();
+        channels.push(new SyncRpcChannel(peer.path, ["--api"]));
+      }
+      for (let round = 0; round < 50; round++) {
+        channels.forEach((c, i) => assert.equal(c.requestSync("echo", `${i}:${round}`), `${i}:${round}`));
+      }
+    } finally {
+      for (const c of channels) c.close();
+    }
+    for (const c of channels) assert.equal(c.pid, -1);
+    assert.equal(readdirSync("/proc/self/fd").length, fdsBefore, "every pipe end closed");
+  });
+
+  test("channels left open at exit: Node exits and no child is left running", async () => {
+    // A sync API server exits on EOF; `sleep` ignores it and must be killed.
+    const program = (ending) => `
+      import { SyncRpcChannel } from ${JSON.stringify(pathToFileURL(INDEX).href)};
+      const a = new SyncRpcChannel(${JSON.stringify(spinrpcPeer().path)}, ["--api"]);
+      a.requestSync("echo", "x");
+      const b = new SyncRpcChannel("sleep", ["600"]);
+      console.log(a.pid, b.pid);
+      ${ending}`;
+    for (const ending of ["", "process.exit(0);", "throw new Error('uncaught');", "setTimeout(() => {}, 10);"]) {
+      const run = spawnSync(process.execPath, ["--input-type=module", "-e", program(ending)],
+        { encoding: "utf8", timeout: 30_000 });
+      assert.notEqual(run.signal, "SIGTERM", `node did not exit by itself (${JSON.stringify(ending)})`);
+      const pids = run.stdout.trim().split(" ").map(Number);
+      assert.equal(pids.length, 2, run.stdout + run.stderr);
+      for (const pid of pids) await waitGone(pid, `child of a node that ended with ${JSON.stringify(ending)}`);
+    }
+  });
+});

@@ -4,6 +4,7 @@
 #include <signal.h>   // SIGINT, SIGTERM, sigset_t
 #include <unistd.h>  // ::_exit
 
+#include <chrono>  // std::chrono::milliseconds
 #include <mutex>   // std::mutex, std::lock_guard
 #include <thread>  // std::thread
 
@@ -16,6 +17,12 @@
 namespace spinrpc {
 
 namespace {
+
+// How long a signal waits for a request being answered (or a message
+// arriving) to finish before it reports it cut short and exits: far longer
+// than an echo takes, short enough that nobody waits for a shutdown.
+constexpr std::chrono::milliseconds kGrace{100};
+constexpr std::chrono::milliseconds kGraceStep{1};
 
 sigset_t shutdown_signals() {
   sigset_t set;
@@ -50,7 +57,15 @@ ShutdownOnSignal::ShutdownOnSignal(CreatedFiles& files, std::string program)
     // The lock is kept to the end: the owner cannot clear the function (and
     // free what it reads) while it runs, and _exit follows.
     const std::lock_guard lock(state->cut_short_mutex);
-    if (const char* what = state->cut_short ? state->cut_short() : nullptr) {
+    const char* what = state->cut_short ? state->cut_short() : nullptr;
+    // A moment for what is nearly done: a client that read its reply and at
+    // once sends SIGTERM (the TypeScript client's close()) often finds the
+    // main thread still on its way back from the write that woke it.
+    for (std::chrono::milliseconds waited{0}; what != nullptr && waited < kGrace; waited += kGraceStep) {
+      std::this_thread::sleep_for(kGraceStep);
+      what = state->cut_short();
+    }
+    if (what != nullptr) {
       write_stderr_before_exit(program + ": " + (signal_number == SIGINT ? "SIGINT" : "SIGTERM") +
                                " received while " + what + "; it is cut short\n");
     }

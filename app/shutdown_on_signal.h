@@ -14,7 +14,8 @@ class CreatedFiles;
 /// how clients close a server (the TypeScript client's close() sends SIGTERM
 /// as it closes the pipes, and stray stderr lines fail users' CI): one line
 /// goes to stderr only when something is cut short, "spinrpc-server: SIGTERM
-/// received while answering a request; it is not answered"
+/// received while answering a request; it is cut short", after a grace of
+/// 100 ms in which it may still finish
 /// (docs/PROTOCOL-NOTES.md, "Where spinrpc-server deliberately differs").
 ///
 /// Boost.Asio's signal_set waits on its own thread, so the request path

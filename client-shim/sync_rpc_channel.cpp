@@ -3,13 +3,13 @@
 #include <fcntl.h>   // ::fcntl, O_NONBLOCK
 #include <signal.h>  // ::sigaction, SIGPIPE, SIGKILL, SIG_DFL, SIG_IGN
 
-#include <cstdio>         // std::fprintf
 #include <optional>       // std::optional
 #include <stdexcept>      // std::logic_error, std::invalid_argument
 #include <unordered_map>  // std::unordered_map
 #include <utility>        // std::move
 
 #include "channel/pipe.h"
+#include "channel/stderr_lines.h"
 #include "channel/syscall.h"
 #include "client-shim/child_exited.h"
 #include "client-shim/child_process.h"
@@ -51,7 +51,8 @@ void close_quietly(SyncRpcChannel& channel) noexcept {
   try {
     channel.close();
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "spinrpc: cannot close a SyncRpcChannel: %s\n", e.what());
+    // Never waits: the host's stderr may be a full pipe nobody reads.
+    write_stderr_without_waiting(std::string("spinrpc: cannot close a SyncRpcChannel: ") + e.what() + "\n");
   }
 }
 

@@ -335,7 +335,7 @@ TEST_CASE("A client that leaves at a field boundary inside a message gets one li
     const std::optional<std::string> text = read_to_eof(err.read_end.get());
     REQUIRE(text.has_value());
     CHECK(text->rfind("unexpected EOF: the peer closed the connection after " + std::to_string(input.size()) +
-                          " bytes of a message, at a field boundary",
+                          (input.size() == 1 ? " byte" : " bytes") + " of a message, at a field boundary",
                       0) == 0);
     CHECK(text->find('\n') == text->size() - 1);
     CHECK(exited_with(server.wait(), 1));

@@ -18,8 +18,8 @@ class UsageError : public std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
-/// spinrpc-server's command line: tsgo's --api surface (PROTOCOL.md,
-/// "Command line") plus spinrpc's own flags.
+/// spinrpc-server's command line: tsgo's --api surface
+/// (docs/PROTOCOL.md#command-line) plus spinrpc's own flags.
 struct CommandLine {
   ServerOptions server;           ///< --cwd (default: the working directory), --callbacks, --timing
   bool api = false;               ///< --api seen (required)
@@ -36,7 +36,7 @@ struct CommandLine {
   SpinOverrides spin;             ///< --spin-us N, --adaptive=0|1 (beat TSGO_SYNC_SPIN_*)
   bool print_stats = false;       ///< --stats: channel stats to stderr at exit
   /// One line each for values ignored rather than refused: an invalid spin
-  /// setting (ignored_spin_setting, channel/spin_config.h).
+  /// setting (ignored_spin_setting, channel/spin_config.h; docs/SPIN.md#settings).
   std::vector<std::string> warnings;
 };
 

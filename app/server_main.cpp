@@ -81,7 +81,7 @@ int fail(const std::string& line) {
 // way it leaves loses something it sent: a message cut at a field boundary
 // (tsgo: exit 0, silent), a request still being answered, a reply it did not
 // read (tsgo: SIGPIPE on stdio, a panic over --pipe). One line says which,
-// exit 1 (docs/PROTOCOL-NOTES.md, "Where spinrpc-server deliberately differs").
+// exit 1 (docs/PROTOCOL.md#where-spinrpc-server-differs-from-tsgo).
 int peer_closed_status(const PeerClosed& e, const std::string& program) {
   switch (e.where()) {
     case PeerClosed::Where::BetweenFrames:

@@ -20,7 +20,7 @@ using AddMethods = std::function<void(Server& server, const CommandLine& line)>;
 /// SIGPIPE, resolves the spin policy, claims the transport (stdio, --pipe
 /// socket, --fifo-in/--fifo-out), ends cleanly on SIGINT/SIGTERM, serves one
 /// client and maps every ending to an exit status and at most one stderr
-/// line (README, "Exit status"; docs/PROTOCOL-NOTES.md):
+/// line (README, "Exit status"; docs/PROTOCOL.md#where-spinrpc-server-differs-from-tsgo):
 ///   0  the client closed the connection between frames (quiet), or --help
 ///      without --api;
 ///   1  a malformed or oversized frame, a message cut short by EOF, a client

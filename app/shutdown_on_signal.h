@@ -16,7 +16,7 @@ class CreatedFiles;
 /// goes to stderr only when something is cut short, "spinrpc-server: SIGTERM
 /// received while answering a request; it is cut short", after a grace of
 /// 100 ms in which it may still finish
-/// (docs/PROTOCOL-NOTES.md, "Where spinrpc-server deliberately differs").
+/// (docs/PROTOCOL.md#where-spinrpc-server-differs-from-tsgo).
 ///
 /// Boost.Asio's signal_set waits on its own thread, so the request path
 /// keeps its spin-aware reads on the main thread and gains no wake-up: the

@@ -9,14 +9,15 @@ namespace spinrpc::bench {
 
 /// What one spinrpc-bench run measures and how much of it: the peers, the
 /// number of rounds, and every count that is not a fixed part of a workload's
-/// definition. Each count also appears in the benchmark names (BENCH.md rule 6).
-/// A full run (the default) is sized so that scripts/bench.sh takes well under
-/// 10 minutes on a 2-vCPU VM; --smoke takes a few seconds and exists so that
-/// CI keeps the suite from rotting, not to measure.
+/// definition. Each count also appears in the benchmark names
+/// (docs/BENCHMARKING.md#named-workloads). A full run (the default) is sized so
+/// that scripts/bench.sh takes well under 10 minutes on a 2-vCPU VM; --smoke
+/// takes a few seconds and exists so that CI keeps the suite from rotting, not
+/// to measure.
 struct BenchPlan {
   bool smoke = false;
   /// Rounds; each round runs every workload under every variant once, in an
-  /// order rotated from round to round (BENCH.md rule 4).
+  /// order rotated from round to round (docs/BENCHMARKING.md#alternation).
   int rounds = 5;
   /// The server measured: $SPINRPC_BENCH_SERVER, else spinrpc-bench-server
   /// next to this executable (spinrpc-server's code plus benchWork:

@@ -1,8 +1,8 @@
-// BM_Echo and BM_EchoTsgo: back-to-back echoes through the client shim, at
-// 8 B, 1 KiB, 64 KiB and 1 MiB (BENCH.md, "echo": the round-trip floor and
-// bandwidth). BM_Echo runs spinrpc-server with the variant on both ends;
-// BM_EchoTsgo runs the real tsgo, which has no spin: only the shim varies
-// (the `shim:` key says so).
+// BM_Echo and BM_EchoTsgo: back-to-back echoes through the client shim, at 8 B,
+// 1 KiB, 64 KiB and 1 MiB (docs/BENCHMARKING.md#the-workloads, BM_Echo: the
+// round-trip floor and bandwidth). BM_Echo runs spinrpc-server with the variant
+// on both ends; BM_EchoTsgo runs the real tsgo, which has no spin: only the
+// shim varies (the `shim:` key says so).
 #include <cstddef>  // std::byte, std::size_t
 #include <string>   // std::string
 #include <vector>   // std::vector

@@ -1,5 +1,5 @@
 // BM_PipeFloor: the physical floor every latency is reported against
-// (BENCH.md rule 1): a raw two-process ping-pong over two pipes, blocking
+// (docs/BENCHMARKING.md#floors): a raw two-process ping-pong over two pipes, blocking
 // reads and polled non-blocking reads, with the same message size on the
 // wire as an echo request of `bytes` payload bytes (`wire_bytes`).
 #include <cstddef>  // std::byte, std::size_t
@@ -18,7 +18,7 @@ namespace spinrpc::bench {
 
 namespace {
 
-// Bytes of the frame [Request, "echo", payload] (PROTOCOL.md, "Framing"):
+// Bytes of the frame [Request, "echo", payload] (docs/PROTOCOL.md#framing):
 // fixarray, fixint type, bin8 "echo", then the payload's smallest bin header.
 std::size_t echo_frame_bytes(std::size_t payload_bytes) noexcept {
   const std::size_t header = payload_bytes < 0x100 ? 2 : payload_bytes < 0x10000 ? 3 : 5;

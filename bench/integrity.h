@@ -14,7 +14,7 @@ inline constexpr int kIntegrityExitStatus = 3;
 
 /// Ends the process at once with kIntegrityExitStatus after one stderr line
 /// "spinrpc-bench: INTEGRITY FAILURE: <message>", so that no time is
-/// reported for the broken benchmark (BENCH.md rule 7). Flushes stdout
+/// reported for the broken benchmark (docs/BENCHMARKING.md#integrity). Flushes stdout
 /// first; runs no destructors and no atexit handlers (spawned servers see
 /// EOF on their stdin and exit by themselves). Safe in a forked child.
 [[noreturn]] void integrity_failure(const std::string& message);

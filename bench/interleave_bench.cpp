@@ -1,5 +1,5 @@
 // BM_Interleave: 30 small echoes, then one large request, repeated; only the
-// small echoes are reported (BENCH.md, "interleave": how a long server turn
+// small echoes are reported (docs/BENCHMARKING.md#the-workloads: how a long server turn
 // makes the next small requests slower, +70% on a C6 host without
 // spinning). The large request is either a 1 MiB echo (`large:echo1MiB`) or
 // benchWork busyUs 200 with an empty reply (`large:busy200us`). Its own

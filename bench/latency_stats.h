@@ -6,8 +6,8 @@
 
 namespace spinrpc::bench {
 
-/// The distribution of one benchmark's per-request latencies (BENCH.md
-/// rule 2: percentiles next to the mean, and the sample count). All times
+/// The distribution of one benchmark's per-request latencies (docs/BENCHMARKING.md
+/// #distributions: percentiles next to the mean, and the sample count). All times
 /// in ns. Percentiles are nearest-rank, as bench/node/echo_latency.mjs and
 /// bench/report.mjs compute them: the smallest sample with at least q of
 /// the samples at or below it.

@@ -15,10 +15,10 @@
 namespace spinrpc::bench {
 
 /// What one benchmark measured over its timed loop: every request's latency
-/// (ns, kept individually), the wall time, and the CPU time of the client
-/// and of the server (BENCH.md rules 2 and 5). start() and stop() bracket
-/// the timed loop only; spawning, warm-up and payload building stay outside
-/// (rule 3).
+/// (ns, kept individually), the wall time, and the CPU time of the client and
+/// of the server (docs/BENCHMARKING.md#distributions, #cpu-is-a-result).
+/// start() and stop() bracket the timed loop only; spawning, warm-up and
+/// payload building stay outside (docs/BENCHMARKING.md#the-timed-region).
 ///
 /// publish() turns it into Google Benchmark counters, all plain values:
 ///   samples, mean_us, p50_us, p75_us, p99_us, max_us  (the latencies)

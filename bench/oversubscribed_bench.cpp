@@ -1,5 +1,5 @@
 // BM_Oversubscribed: N client/server pairs echoing 8 bytes at once, for a
-// fixed time, N = 1..4 (BENCH.md, "oversubscribed": whether spinning inverts
+// fixed time, N = 1..4 (docs/BENCHMARKING.md#the-workloads: whether spinning inverts
 // when pairs outnumber cores). Each pair is its own processes: the client
 // side is fork(2)ed from this process and spawns its own spinrpc-server.
 // Every pair warms up, then all start together (one pipe closed = one EOF

@@ -6,7 +6,7 @@
 namespace spinrpc::bench {
 
 /// `count` deterministic pseudo-random payloads of `bytes` bytes each, built
-/// before any timing starts (BENCH.md rule 3). When `bytes` >= 4 the first
+/// before any timing starts (docs/BENCHMARKING.md#the-timed-region). When `bytes` >= 4 the first
 /// four bytes hold the payload's index, so no two are alike and a stale or
 /// misrouted reply cannot pass the integrity check by accident.
 std::vector<std::vector<std::byte>> make_payloads(std::size_t bytes, std::size_t count);

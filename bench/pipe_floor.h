@@ -18,7 +18,7 @@ enum class FloorRead {
 /// "blocking", "polled": the `read:` part of benchmark names.
 std::string_view floor_read_name(FloorRead read) noexcept;
 
-/// The physical floor of a round trip (BENCH.md rule 1): a raw ping-pong
+/// The physical floor of a round trip (docs/BENCHMARKING.md#floors): a raw ping-pong
 /// between this process and a fork(2)ed child over two pipes, plain C-level
 /// read(2)/write(2), no framing and no spinrpc code. The child reads one
 /// whole message of message_bytes, writes it back, and repeats until EOF.

@@ -10,9 +10,10 @@
 
 namespace spinrpc::bench {
 
-/// Builds a benchmark name that carries every workload parameter (BENCH.md
-/// rule 6): "BM_Echo/bytes:8/count:20000/variant:adaptive/round:2".
-/// bench/report.mjs splits names at '/' and ':' and groups rounds.
+/// Builds a benchmark name that carries every workload parameter
+/// (docs/BENCHMARKING.md#named-workloads):
+/// "BM_Echo/bytes:8/count:20000/variant:adaptive/round:2". bench/report.mjs
+/// splits names at '/' and ':' and groups rounds.
 class BenchName {
  public:
   explicit BenchName(std::string_view family) : name_(family) {}
@@ -29,7 +30,7 @@ class BenchName {
 using BenchBody = std::function<void(benchmark::State& state)>;
 
 /// Registers `body` under `name` with exactly `iterations` iterations,
-/// manual time (the body times only what it measures; BENCH.md rule 3) and
+/// manual time (the body times only what it measures; docs/BENCHMARKING.md#the-timed-region) and
 /// µs as the display unit. Runs happen in registration order. An exception
 /// out of `body` ends the whole run: one stderr line naming the benchmark,
 /// then exit status 1 (no partial report). Integrity failures exit 3

@@ -18,7 +18,7 @@
 // all rounds' samples (nearest rank, as spinrpc-bench and echo_latency.mjs
 // compute them); CPU and wall seconds are summed over the rounds; the p50 of
 // each round is listed so drift shows. Ratios are computed here, never in
-// the benchmarks (BENCH.md: a claim is a ratio measured side by side).
+// the benchmarks (docs/BENCHMARKING.md: a claim is a ratio measured side by side).
 // Pictures are drawn with gnuplot (gnuplot-nox, scripts/setup.sh); without
 // gnuplot the report says so and has none.
 

@@ -1,5 +1,5 @@
 // BM_SlowServer: every request keeps the server busy for 5 ms (benchWork
-// busyUs 5000, 8-byte reply) (BENCH.md, "slow server"). The client's waits
+// busyUs 5000, 8-byte reply) (docs/BENCHMARKING.md#the-workloads). The client's waits
 // are all long, so a client that spins its full budget on each burns CPU for
 // nothing: the client's CPU over the loop (client_cpu_s) is the result.
 #include <cstddef>  // std::size_t

@@ -1,4 +1,4 @@
-// BM_Sparse: one 8-byte echo every 10 ms (BENCH.md, "sparse"). Nothing
+// BM_Sparse: one 8-byte echo every 10 ms (docs/BENCHMARKING.md#the-workloads). Nothing
 // arrives for most of each gap, so a server that spins its full budget on
 // every wait burns CPU for nothing: the server's CPU over the loop
 // (server_cpu_s, gaps included) is the result; the proposal's point is that

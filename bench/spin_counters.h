@@ -9,8 +9,8 @@
 
 namespace spinrpc::bench {
 
-/// A channel's spin counters (every one of kChannelCounters, in its order)
-/// and the policy that was in force. Counters are totals since the channel
+/// A channel's spin counters (every one of kChannelCounters, in its order;
+/// docs/SPIN.md#counters) and the policy that was in force. Counters are totals since the channel
 /// opened; subtract two readings for one loop. Trivially copyable, so a
 /// forked client can send it back as raw bytes.
 struct SpinCounters {

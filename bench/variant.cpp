@@ -3,8 +3,8 @@
 namespace spinrpc::bench {
 
 namespace {
-// The budget the proposal measured at scale (spin-proposal, "100 µs is the
-// only budget I measured at scale") and SPIN.md's default.
+// The only budget the TypeScript spin proposal measured at scale, and the
+// default (docs/SPIN.md#settings).
 constexpr long long kBudgetUs = 100;
 }  // namespace
 

@@ -10,14 +10,15 @@
 namespace spinrpc::bench {
 
 /// The spin settings every workload runs under, side by side in one run
-/// (BENCH.md rule 4). A variant is applied to both ends alike: the client
-/// shim through SyncRpcOptions::spin (shim_spin) and spinrpc-server through
-/// its flags (server_spin_args). Explicit settings beat TSGO_SYNC_SPIN_* in
-/// the environment and the 1-CPU default (channel/spin_config.h).
+/// (docs/BENCHMARKING.md#alternation). A variant is
+/// applied to both ends alike: the client shim through SyncRpcOptions::spin
+/// (shim_spin) and spinrpc-server through its flags (server_spin_args).
+/// Explicit settings beat TSGO_SYNC_SPIN_* in the environment and the 1-CPU
+/// default (channel/spin_config.h).
 enum class Variant {
   Off,       ///< budget 0: plain blocking reads
   Fixed,     ///< budget 100 µs, adaptive rule off
-  Adaptive,  ///< budget 100 µs, adaptive rule on (SPIN.md, "The rule")
+  Adaptive,  ///< budget 100 µs, adaptive rule on (docs/SPIN.md#the-rule)
 };
 
 inline constexpr std::array<Variant, 3> kAllVariants{Variant::Off, Variant::Fixed, Variant::Adaptive};
@@ -39,7 +40,7 @@ SpinOverrides shim_spin(Variant v);
 
 /// The variants in the order round `round` (0-based) runs them: rotated by
 /// one place per round, so no variant always runs first after a change of
-/// workload (drift falls on all; BENCH.md rule 4).
+/// workload (drift falls on all; docs/BENCHMARKING.md#alternation).
 std::array<Variant, 3> variants_in_round(int round) noexcept;
 
 }  // namespace spinrpc::bench

@@ -7,8 +7,8 @@
 
 namespace spinrpc::bench {
 
-/// The echo sizes of the echo workload and of the floors, in bytes (BENCH.md,
-/// "The workloads"): 8 B, 1 KiB, 64 KiB, 1 MiB.
+/// The echo sizes of the echo workload and of the floors, in bytes
+/// (docs/BENCHMARKING.md#the-workloads): 8 B, 1 KiB, 64 KiB, 1 MiB.
 inline constexpr std::array<std::size_t, 4> kEchoSizes{8, 1024, std::size_t{64} << 10, std::size_t{1} << 20};
 
 /// The small echo of every mixed workload, in bytes.

@@ -1,5 +1,5 @@
 // BM_WorstCase: 50 fast requests (8-byte echoes), then one slow one
-// (benchWork busyUs 5000), repeated (BENCH.md, "worst case"; the proposal
+// (benchWork busyUs 5000), repeated (docs/BENCHMARKING.md#the-workloads; the proposal
 // used 40 cycles: fixed budget 0.03 -> 0.46 s server CPU, adaptive 0.04 s).
 // The CPU of both sides over the loop is the result. Latencies are the fast
 // echoes'; the slow requests' mean is slow_mean_us. The benchmark's time is

@@ -8,9 +8,9 @@
 
 namespace spinrpc {
 
-/// The reader's counters, spelled out once: X(name, meaning). Each is a
-/// total since the reader started. A name says its unit: a plural noun
-/// counts events of that kind; `_us` is a time in µs. The same names are
+/// The reader's counters (docs/SPIN.md#counters), spelled out once:
+/// X(name, meaning). Each is a total since the reader started. A name says
+/// its unit: a plural noun counts events of that kind; `_us` is a time in µs. The same names are
 /// the members of ChannelStats, the members of getChannelStats' JSON, the
 /// `--stats` line and the benchmark counters (with a cli_/srv_ prefix).
 ///
@@ -28,7 +28,7 @@ namespace spinrpc {
   X(spin_time_us, "wall µs spent in the spin loop, yields included")
 
 /// What a channel's reader did and the spin policy in force
-/// (docs/SPIN-NOTES.md). Counting is always on: a few integer increments
+/// (docs/SPIN.md#counters). Counting is always on: a few integer increments
 /// per wait.
 struct ChannelStats {
 #define SPINRPC_COUNTER_MEMBER(name, meaning) std::uint64_t name = 0;

@@ -37,7 +37,7 @@ std::optional<FrameView> FdChannel::try_read_frame() {
       mid_frame_.set(false);
       if (stream_.buffered().empty()) return std::nullopt;
       // tsgo's words inside a field; a message cut at a field boundary
-      // gets its own (docs/PROTOCOL-NOTES.md, "Ends of input").
+      // gets its own (docs/PROTOCOL.md#end-of-input).
       if (result.inside_field) throw PeerClosed("unexpected EOF", PeerClosed::Where::InsideField);
       const std::size_t got = stream_.buffered().size();
       throw PeerClosed("unexpected EOF: the peer closed the connection after " + std::to_string(got) +

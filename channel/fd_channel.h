@@ -85,7 +85,7 @@ class FdChannel {
   /// short.
   bool mid_frame() const noexcept { return mid_frame_.get(); }
 
-  /// The reader's counters and spin policy (docs/SPIN-NOTES.md).
+  /// The reader's counters and spin policy (docs/SPIN.md#counters).
   const ChannelStats& stats() const noexcept { return stream_.stats(); }
 
   /// The borrowed descriptors (owned by this channel).

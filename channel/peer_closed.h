@@ -27,7 +27,7 @@ class PeerClosed : public std::runtime_error {
   /// True when the input ended inside a multi-byte field of a frame. tsgo
   /// reports only that case as "unexpected EOF"; spinrpc-server also reports
   /// the other ways a message or a request is cut short
-  /// (docs/PROTOCOL-NOTES.md, "Where spinrpc-server deliberately differs").
+  /// (docs/PROTOCOL.md#where-spinrpc-server-differs-from-tsgo).
   bool inside_field() const noexcept { return where_ == Where::InsideField; }
 
  private:

@@ -59,11 +59,11 @@ CpuAllowance available_cpus();
 /// Environment lookup, injectable for tests; returns nullptr when unset.
 using EnvLookup = std::function<const char*(const char* name)>;
 
-/// Resolves the spin policy once at start-up (docs/SPIN-NOTES.md):
+/// Resolves the spin policy once at start-up (docs/SPIN.md#settings):
 /// a flag or option beats TSGO_SYNC_SPIN_US / TSGO_SYNC_SPIN_ADAPTIVE, which
 /// beat the defaults (100 µs, adaptive on). With fewer than 2 CPUs (`cpus`)
 /// the default budget is 0: spinning on the CPU the peer needs only delays
-/// it; an explicit setting still wins. A negative override or an unparsable
+/// it (docs/SPIN.md#one-cpu); an explicit setting still wins. A negative override or an unparsable
 /// or negative environment value is reported as one line on `warnings`
 /// ("spinrpc: " + ignored_spin_setting(...)), then ignored. The result's
 /// `reason` says which rule decided the budget.

@@ -6,7 +6,7 @@
 
 namespace spinrpc {
 
-/// How a reader waits for the next message (SPIN.md, "The rule"). Resolved
+/// How a reader waits for the next message (docs/SPIN.md#the-rule). Resolved
 /// once at start-up (resolve_spin_policy) and passed down; never global.
 struct SpinPolicy {
   /// µs to poll with non-blocking reads before blocking; 0 = plain blocking
@@ -19,7 +19,7 @@ struct SpinPolicy {
   std::string reason = "spinning not configured";
 };
 
-/// The adaptive rule, pure: no clock, no I/O (SPIN.md, "The rule"). Feed it
+/// The adaptive rule, pure: no clock, no I/O (docs/SPIN.md#the-rule). Feed it
 /// every wait's duration; it says whether the next wait spins.
 ///
 /// W > 1 ms: long += 1, short = 0; while spinning, long == 3 suspends.
@@ -28,7 +28,7 @@ struct SpinPolicy {
 /// W == 1 ms changes nothing. The threshold is far above a 100 µs budget on
 /// purpose: on a host with C6 a blocked read returns ~200 µs late even when
 /// the peer answered at once, so "the budget ran out" alone would switch
-/// spinning off exactly where it helps (spin proposal, "adaptive variant").
+/// spinning off exactly where it helps (docs/SPIN.md#the-rule).
 class AdaptiveSpinController {
  public:
   /// Waits in a row on one side of the threshold that flip the state.
@@ -44,7 +44,8 @@ class AdaptiveSpinController {
   /// Reports that a spin gave the CPU away: a yield came back late because
   /// another task ran (SpinReader). The CPUs are oversubscribed, and there
   /// a spinner loses a whole time slice per yield (~4 ms here) where a
-  /// blocked reader is woken at once. Beyond SPIN.md: suspends at once, and
+  /// blocked reader is woken at once. Beyond the proposal's rule
+  /// (docs/SPIN.md#beyond-the-rule): suspends at once, and
   /// each suspension for this reason doubles the short waits needed to
   /// resume (3, 6, 12, ... up to kMaxWaitsToResume), so a machine that stays
   /// loaded rarely pays for a probe again. 1000 waits spun without

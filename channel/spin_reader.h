@@ -11,7 +11,7 @@
 
 namespace spinrpc {
 
-/// The wait at the heart of spinrpc (SPIN.md, "The rule"): reads from one
+/// The wait at the heart of spinrpc (docs/SPIN.md#the-rule): reads from one
 /// fd, and when nothing is there yet, polls it with non-blocking reads for
 /// up to the spin budget before blocking in poll(2). Between tries it yields
 /// the CPU (sched_yield) rather than only pausing, so a peer sharing the CPU
@@ -25,7 +25,7 @@ namespace spinrpc {
 /// call, as a non-blocking read), else poll(2) with timeout 0 and a read only
 /// when it reports something (FIFOs, terminals). Blocking is a plain read
 /// (poll first if the fd came non-blocking). Measured against flipping
-/// O_NONBLOCK: docs/SPIN-NOTES.md, "Descriptors left as found".
+/// O_NONBLOCK: docs/SPIN-NOTES.md#descriptors-left-as-found.
 ///
 /// WARNING: one thread at a time.
 class SpinReader {

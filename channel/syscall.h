@@ -14,7 +14,7 @@ constexpr bool is_expected_errno(int err) noexcept {
   return err == EAGAIN || err == EWOULDBLOCK || err == EPIPE || err == ECONNRESET;
 }
 
-/// The one retry rule for system calls (STYLE.md rule 8). Runs `call` (which
+/// The one retry rule for system calls (docs/CONVENTIONS.md#system-calls). Runs `call` (which
 /// returns -1 and sets errno on failure) again while it fails with EINTR, and
 /// returns its result. For is_expected_errno() failures it returns -1 with
 /// errno intact; any other failure throws std::system_error naming `what`

@@ -132,7 +132,7 @@ SyncRpcChannel::State& SyncRpcChannel::State::usable(const std::unique_ptr<State
 ByteView SyncRpcChannel::State::exchange(std::string_view method, ByteView payload) {
   channel->write_frame(MessageType::Request, as_bytes(method), payload);
   // The server may send any number of Calls before its one Response or
-  // Error (PROTOCOL.md, "Exchange rules").
+  // Error (docs/PROTOCOL.md#exchange-rules).
   for (;;) {
     const std::optional<FrameView> frame = read_next();
     // EOF between frames: the child exited or closed its stdout.
@@ -180,7 +180,7 @@ void SyncRpcChannel::State::answer_call(const FrameView& call) {
   const std::string_view name = call.name_text();
   const auto found = callbacks.find(name);
   if (found == callbacks.end()) {
-    // PROTOCOL.md, "Exchange rules": the server is told which one is missing.
+    // docs/PROTOCOL.md#exchange-rules: the server is told which one is missing.
     const std::string message = "unknown callback \"" + std::string(name) + "\"";
     channel->write_frame(MessageType::CallError, call.name, as_bytes(message));
     return;
@@ -348,10 +348,10 @@ int SyncRpcChannel::close() {
     s.channel.reset();
     return 0;
   }
-  // Closing the child's stdin is the polite request to stop: a sync API
-  // server exits 0 on EOF between messages (PROTOCOL.md, "Ends and
-  // errors"). Our read end goes too, so a child stuck writing a reply that
-  // nobody will read gets EPIPE instead of sitting out the grace period.
+  // Closing the child's stdin is the polite request to stop: a sync API server
+  // exits 0 on EOF between messages (docs/PROTOCOL.md#end-of-input). Our read
+  // end goes too, so a child stuck writing a reply that nobody will read gets
+  // EPIPE instead of sitting out the grace period.
   s.channel.reset();
   if (!s.child.try_wait_for(s.options.close_grace)) s.child.kill(SIGKILL);
   return s.child.wait();

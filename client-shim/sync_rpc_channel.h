@@ -24,7 +24,7 @@ struct SyncRpcOptions {
   /// Buffering and frame limits of the channel to the server.
   FrameOptions channel;
   /// Spin budget and adaptive rule for waiting on the server's replies
-  /// (docs/SPIN-NOTES.md). Unset fields fall back to TSGO_SYNC_SPIN_US and
+  /// (docs/SPIN.md#settings). Unset fields fall back to TSGO_SYNC_SPIN_US and
   /// TSGO_SYNC_SPIN_ADAPTIVE, then to the defaults (100 µs, adaptive; 0 µs
   /// with fewer than 2 CPUs), resolved once in the constructor. A negative
   /// spin_us is reported as one line on stderr and ignored.
@@ -132,8 +132,8 @@ class SyncRpcChannel {
   /// reports its end); -1 after.
   int pid() const noexcept;
 
-  /// The reader's spin counters and policy so far (SPIN.md, "What the
-  /// channel reports"); all zero after close().
+  /// The reader's spin counters and policy so far (docs/SPIN.md#counters); all
+  /// zero after close().
   ChannelStats stats() const;
 
  private:

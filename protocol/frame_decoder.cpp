@@ -64,7 +64,8 @@ BinField read_bin(ByteView in, std::size_t pos, std::size_t min_after, const Lim
   std::uint32_t length = 0;
   for (std::size_t i = pos + 1; i < begin; ++i) length = (length << 8) | byte_at(in, i);
   const std::size_t end = begin + length;
-  // Checked before anything is buffered for this field (STYLE.md rule 11).
+  // Checked before anything is buffered for this field
+  // (docs/CONVENTIONS.md#limits-before-allocation).
   if (end + min_after > limits.max_message_bytes) fail_limit(end + min_after, limits);
   // Data begun but incomplete is "unexpected EOF"; none of it yet is clean.
   if (end > n) return {false, 0, 0, need_more(end + min_after, n > begin)};

@@ -22,7 +22,7 @@ struct DecodeResult {
   /// NeedMore only: the input ends inside a multi-byte field (a bin16/bin32
   /// length, or a name or payload that has begun). tsgo's reader treats EOF
   /// there as "unexpected EOF" and EOF at any other point as a clean end;
-  /// PROTOCOL-NOTES.md, "EOF inside a message".
+  /// docs/PROTOCOL.md#end-of-input.
   bool inside_field;
 };
 
@@ -32,7 +32,7 @@ struct DecodeResult {
 ///
 /// Checks every byte in wire order, so the first offending byte is reported
 /// even when the frame is incomplete. Throws ProtocolError, with tsgo's
-/// message for the same byte (PROTOCOL.md, "Ends and errors"), when:
+/// message for the same byte (docs/PROTOCOL.md#messages-a-client-must-not-send), when:
 ///  - the first byte is not 0x93 (a fixed 3-element array);
 ///  - the type is neither a positive fixint nor 0xcc uint8, or is outside 1..6;
 ///  - the name or the payload is not bin8/bin16/bin32;

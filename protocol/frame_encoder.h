@@ -30,7 +30,7 @@ struct FrameHeader {
 };
 
 /// Encodes the header of [type, name, payload] the way every writer must
-/// (PROTOCOL.md, "Framing"): 0x93, the type as a positive fixint, and for the
+/// (docs/PROTOCOL.md#framing): 0x93, the type as a positive fixint, and for the
 /// name and the payload the smallest bin header that fits (bin8 < 256 bytes,
 /// bin16 < 64 KiB, bin32 otherwise). Uses msgpack-c's packer.
 /// Throws std::length_error if a length does not fit bin32 (>= 4 GiB).

@@ -7,7 +7,7 @@
 namespace spinrpc {
 
 /// The second element of every frame. Values and names are the wire
-/// protocol's (PROTOCOL.md, "Framing"); exactly one request is open at a time.
+/// protocol's (docs/PROTOCOL.md#message-types); exactly one request is open at a time.
 enum class MessageType : std::uint8_t {
   // Sent by the client (the channel that spawned the server):
   Request = 1,       ///< call method <name>; followed by Calls, then one Response or Error

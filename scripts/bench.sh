@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the whole benchmark suite (BENCH.md) and writes its report:
+# Runs the whole benchmark suite (docs/BENCHMARKING.md) and writes its report:
 #   1. build/bin/spinrpc-bench (Google Benchmark): pipe floors, echo, echo
 #      against tsgo, transports (stdio, socket, FIFO), interleave, sparse,
 #      slow server, worst case, oversubscribed; every workload under spin

@@ -10,7 +10,7 @@ class FdChannel;
 
 namespace detail {
 
-/// tsgo's prefix for malformed input (docs/PROTOCOL-NOTES.md).
+/// tsgo's prefix for malformed input (docs/PROTOCOL.md#messages-a-client-must-not-send).
 inline constexpr char kInvalidRequest[] = "api: invalid request: ";
 
 /// Reads the client's next frame as FdChannel::try_read_frame() does, but a

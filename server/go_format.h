@@ -3,12 +3,11 @@
 #include <string>       // std::string
 #include <string_view>  // std::string_view
 
-// Text formatting that matches the Go standard library byte for byte, so
-// that spinrpc-server's replies equal tsgo's (PROTOCOL.md, "Built-in
-// methods"). Hand-written because no JSON library in Debian 12 reproduces
-// Go's choices (no HTML escaping, U+FFFD per invalid byte, Go's float
-// notation), and %q has no library counterpart; ICU supplies the Unicode
-// categories %q depends on.
+// Text formatting that matches the Go standard library byte for byte, so that
+// spinrpc-server's replies equal tsgo's (docs/PROTOCOL.md#replies-in-detail).
+// Hand-written because no JSON library in Debian 12 reproduces Go's choices (no
+// HTML escaping, U+FFFD per invalid byte, Go's float notation), and %q has no
+// library counterpart; ICU supplies the Unicode categories %q depends on.
 
 namespace spinrpc {
 

@@ -46,7 +46,7 @@ class RequestContext {
   ByteView call(std::string_view callback, ByteView arguments);
   std::string_view call(std::string_view callback, std::string_view arguments);
 
-  /// The channel's spin counters so far (docs/SPIN-NOTES.md).
+  /// The channel's spin counters so far (docs/SPIN.md#counters).
   const ChannelStats& channel_stats() const noexcept;
 
   /// The Response payload to send: a buffer that is empty when the handler

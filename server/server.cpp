@@ -36,7 +36,7 @@ Server::Server(ServerOptions options) : options_(std::move(options)), timing_(op
   reply_.reserve(kReservedReplyBytes);
 
   on("echo", [](RequestContext& ctx) { ctx.reply_view(ctx.payload()); });
-  // Not tsgo's: the spin counters of this server's reader (docs/SPIN-NOTES.md).
+  // Not tsgo's: the spin counters of this server's reader (docs/SPIN.md#counters).
   on("getChannelStats", [](RequestContext& ctx) { append_json(ctx.reply(), ctx.channel_stats()); });
   // initialize ignores its payload (tsgo answers null, {} and empty alike).
   on("initialize", [reply = initialize_reply(options_)](RequestContext& ctx) {
@@ -63,7 +63,7 @@ void Server::serve(FdChannel& channel) {
         // tsgo's message layer sees a Request without a method as a
         // response and says so ("unexpected response message"), which names
         // the wrong thing; the exit status is the same
-        // (docs/PROTOCOL-NOTES.md, "Where spinrpc-server deliberately differs").
+        // (docs/PROTOCOL.md#where-spinrpc-server-differs-from-tsgo).
         if (frame->name.empty()) throw ProtocolError(kEmptyMethod);
         answering_.set(true);
         dispatch(channel, frame->name_text(), frame->payload);

@@ -22,7 +22,7 @@ class FdChannel;
 /// Error reply whose payload is its what(); the server then serves on.
 using Handler = std::function<void(RequestContext&)>;
 
-/// The state tsgo's --api command line sets (docs/PROTOCOL-NOTES.md).
+/// The state tsgo's --api command line sets (docs/PROTOCOL.md#command-line).
 struct ServerOptions {
   /// initialize's currentDirectory, verbatim (tsgo does not normalise it).
   std::string cwd;
@@ -37,9 +37,9 @@ struct ServerOptions {
 };
 
 /// The sync API server: reads Requests from a channel, dispatches them to
-/// handlers, writes Responses. Built in: echo, initialize, getServerTiming
-/// and resetServerTiming, and tsgo's unknown-method Error (PROTOCOL.md,
-/// "Built-in methods"). One thread; one Request open at a time.
+/// handlers, writes Responses. Built in: echo, initialize, getServerTiming and
+/// resetServerTiming, and tsgo's unknown-method Error
+/// (docs/PROTOCOL.md#built-in-methods). One thread; one Request open at a time.
 class Server {
  public:
   explicit Server(ServerOptions options);

@@ -9,10 +9,11 @@
 
 namespace spinrpc {
 
-/// What --timing collects and getServerTiming reports (PROTOCOL.md,
-/// "Built-in methods"): a running count and sum of processing times and the
-/// 5 most recent requests, oldest first. Steady state allocates nothing:
-/// the ring reuses its method strings and the snapshot reuses its buffer.
+/// What --timing collects and getServerTiming reports
+/// (docs/PROTOCOL.md#replies-in-detail): a running count and sum of processing
+/// times and the 5 most recent requests, oldest first. Steady state allocates
+/// nothing: the ring reuses its method strings and the snapshot reuses its
+/// buffer.
 class ServerTiming {
  public:
   /// Requests kept for recentRequests (tsgo's RECENT_REQUEST_CAPACITY).

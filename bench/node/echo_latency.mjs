@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // echo_latency: the real TypeScript 7 sync client (the JS SyncRpcChannel of
 // @typescript/native-preview/unstable/sync) timing back-to-back echoes against
-// spinrpc-server and against tsgo, side by side in one run (BENCH.md).
+// spinrpc-server and against tsgo, side by side in one run (docs/BENCHMARKING.md).
 //
 //   node bench/node/echo_latency.mjs [--count N] [--size BYTES] [--rounds R]
 //                                    [--warmup W] [--no-floor]

@@ -3,7 +3,7 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { cpus, loadavg, release, version as osVersion } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
 
 function sh(cmd, argv) {
   try { return execFileSync(cmd, argv, { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim(); } catch { return ""; }
@@ -30,6 +30,9 @@ export function machineRows(args, bench) {
   const compilerVersion = compiler ? sh(compiler, ["--version"]).split("\n")[0] : "";
   const repo = resolve(dirname(new URL(import.meta.url).pathname), "../..");
   const commit = sh("git", ["-C", repo, "describe", "--always", "--dirty", "--abbrev=12"]);
+  // Paths as the repository names them, so the report reads the same on
+  // every clone (a build outside the repository shows as ../...).
+  const inRepo = (path) => (path ? relative(repo, resolve(path)) : path);
   return [
     ["CPU", `${cpuModel}${hypervisor ? " (virtual machine: hypervisor flag set)" : ""}`],
     ["cores", `${cpus().length} online (${online || "?"}); Google Benchmark saw ${bench.context.num_cpus} at ${bench.context.mhz_per_cpu} MHz`],
@@ -39,6 +42,6 @@ export function machineRows(args, bench) {
     ["load average at report", loadavg().map((x) => x.toFixed(2)).join(", ")],
     ["build", `${buildType}${compilerVersion ? `, ${compilerVersion}` : ""}; libbenchmark built as ${bench.context.library_build_type} (it only runs the loop; every time here is taken with steady_clock around the request)`],
     ["source", commit || "?"],
-    ["peers", `spinrpc-server's code with benchWork added \`${bench.context.spinrpc_server}\`; tsgo \`${bench.context.spinrpc_tsgo || "not installed: no tsgo rows"}\``],
+    ["peers", `spinrpc-server's code with benchWork added \`${inRepo(bench.context.spinrpc_server)}\`; tsgo \`${inRepo(bench.context.spinrpc_tsgo) || "not installed: no tsgo rows"}\``],
   ];
 }

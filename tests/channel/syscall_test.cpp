@@ -1,4 +1,4 @@
-// check_syscall: the one retry rule (STYLE.md rule 8) on real and scripted
+// check_syscall: the one retry rule (docs/CONVENTIONS.md#system-calls) on real and scripted
 // failures.
 
 #include <doctest/doctest.h>

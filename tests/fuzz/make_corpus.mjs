@@ -2,8 +2,8 @@
 //
 //   node tests/fuzz/make_corpus.mjs
 //
-// Every malformed and EOF case of PROTOCOL.md ("Framing", "Ends and
-// errors"), of tests/interop/conformance.test.mjs and of
+// Every malformed and EOF case of docs/PROTOCOL.md (#framing,
+// #ends-and-errors), of tests/interop/conformance.test.mjs and of
 // tests/protocol/frame_decoder_test.cpp, well-formed frames in every header
 // encoding, and, for the server, request streams that drive the Call path of
 // tests/fuzz/server_serve_fuzz.cpp's handlers. Files are small (under 2 KiB).
@@ -15,7 +15,7 @@ import { fileURLToPath } from "node:url";
 
 const here = dirname(fileURLToPath(import.meta.url));
 
-// ── frame builders (PROTOCOL.md, "Framing") ──────────────────────────
+// ── frame builders (docs/PROTOCOL.md#framing) ─────────────────────
 const T = { Request: 1, CallResponse: 2, CallError: 3, Response: 4, Error: 5, Call: 6 };
 const buf = (x) => (Buffer.isBuffer(x) ? x : typeof x === "string" ? Buffer.from(x, "utf8") : Buffer.from(x));
 const bytes = (...parts) => Buffer.concat(parts.map(buf));
@@ -73,7 +73,7 @@ for (const [name, inp] of [
 ]) {
   add(framing, `eof-${name}`, inp);
 }
-// Limits (PROTOCOL.md: "a length beyond a configurable limit is refused").
+// Limits (docs/PROTOCOL.md#where-spinrpc-server-differs-from-tsgo: message size limit).
 add(framing, "limit-payload-bin32-0xffffffff", bytes([0x93, 1, 0xc4, 4], E, bin32Header(0xffffffff)));
 add(framing, "limit-payload-bin32-256MiB-plus-1", bytes([0x93, 1, 0xc4, 4], E, bin32Header(256 * 1024 * 1024 + 1), [1, 2, 3]));
 add(framing, "limit-payload-bin32-exactly-256MiB-frame", bytes([0x93, 1, 0xc4, 0], bin32Header(256 * 1024 * 1024 - 9)));

@@ -282,7 +282,7 @@ for (const peer of peers()) {
     // The real client's close() destroys the pipes and sends SIGTERM at once;
     // a line on stderr then is what fails users' CI (TypeScript#64242). tsgo
     // prints something in a few of 40 closes; spinrpc-server must never
-    // (docs/PROTOCOL-NOTES.md, "Where spinrpc-server deliberately differs").
+    // (docs/PROTOCOL.md#where-spinrpc-server-differs-from-tsgo).
     if (peer.name === "spinrpc-server") {
       test("close() 40 times in a row: nothing on the server's stderr", () => {
         const script = `import { API } from "@typescript/native-preview/unstable/sync";

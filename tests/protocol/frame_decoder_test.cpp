@@ -27,7 +27,7 @@ using test::pattern;
 using test::same_bytes;
 using test::TypeMarker;
 
-// Chunk sizes for partial input (STYLE.md rule 14); 0 means "all at once".
+// Chunk sizes for partial input (docs/CONVENTIONS.md#tests); 0 means "all at once".
 const std::vector<std::size_t> kChunks = {1, 4, 256, 0};
 
 const Limits kDefaultLimits{};

@@ -27,13 +27,9 @@
 #include "protocol/frame.h"
 #include "protocol/frame_encoder.h"
 #include "tests/support/paths.h"  // bin_path
+#include "tests/support/proc.h"   // kHangGuard, eventually, proc_stat_field, read_proc_text
 
 namespace spinrpc::test {
-
-// The hang guard of every wait in these tests: far above anything a healthy
-// run needs, only there so a broken build fails instead of hanging. Never a
-// performance assertion.
-inline constexpr std::chrono::seconds kHangGuard{5};
 
 // A file in the temporary directory, removed on destruction.
 class TempFile {
@@ -106,42 +102,6 @@ inline ChildProcess spawn_with_stderr(const std::string& executable,
 inline ChildProcess spawn_stalling_client(const TempFile& file, int stdin_fd, int stdout_fd) {
   return ChildProcess::spawn("sh", {"-c", "cat \"$0\" && exec sleep 60", file.path()}, stdin_fd,
                              stdout_fd);
-}
-
-// Field `index` (1-based, after the "(comm)") of /proc/PID/stat, or "" once
-// the process is gone.
-inline std::string proc_stat_field(int pid, int index) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!std::getline(in, line)) return {};
-  const std::size_t close = line.rfind(')');
-  if (close == std::string::npos) return {};
-  std::size_t at = close + 2;  // field 3 (state) starts here
-  for (int field = 3; field < index; ++field) {
-    at = line.find(' ', at);
-    if (at == std::string::npos) return {};
-    ++at;
-  }
-  return line.substr(at, line.find(' ', at) - at);
-}
-
-inline std::string read_proc_text(int pid, const char* entry) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/" + entry);
-  std::string text;
-  std::getline(in, text);
-  return text;
-}
-
-// Polls `ready` every millisecond until it holds or the hang guard runs out;
-// returns whether it held.
-template <class F>
-bool eventually(F&& ready) {
-  const auto deadline = std::chrono::steady_clock::now() + kHangGuard;
-  while (!ready()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return true;
 }
 
 // The process has exec'ed `name` (its comm), e.g. a stalling client that

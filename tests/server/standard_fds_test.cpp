@@ -321,7 +321,7 @@ TEST_CASE("A signal that cuts a partial frame short says so in one line") {
 
 TEST_CASE("A client that leaves at a field boundary inside a message gets one line and exit 1") {
   // tsgo exits 0 silently here; a half-sent request is data nobody answers
-  // (docs/PROTOCOL-NOTES.md, "Where spinrpc-server deliberately differs").
+  // (docs/PROTOCOL.md#where-spinrpc-server-differs-from-tsgo).
   for (const auto& input : {raw({0x93, 0x01, 0xc4}), raw({0x93}), raw({0x93, 0x01, 0xc4, 0x04, 'e', 'c', 'h', 'o'})}) {
     PipePair in = make_pipe();
     PipePair err = make_pipe();

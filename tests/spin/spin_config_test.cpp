@@ -1,3 +1,4 @@
+#include <sched.h>  // ::sched_getaffinity, ::sched_setaffinity, CPU_*
 #include <unistd.h>  // ::getpid
 
 #include <doctest/doctest.h>
@@ -174,14 +175,50 @@ TEST_CASE("cgroup_quota_cpus: the root cgroup, cgroup v1 and unreadable files gi
   CHECK_FALSE(tree.quota().has_value());
 }
 
-// Registered twice with ctest: skipped in the plain run, and run alone
-// under `taskset -c 0` (tests/spin/CMakeLists.txt), where it must see 1 CPU.
-TEST_CASE("available_cpus sees the single CPU that taskset -c 0 leaves" * doctest::skip()) {
+// Pins this thread to one of the CPUs it may use (whichever: CPU 0 need not
+// be among them) and restores the mask afterwards. available_cpus() then
+// reads the real sched_getaffinity(2); a cgroup quota below one CPU, which
+// some machines have, may make the answer smaller still, and must then be
+// named as the source.
+TEST_CASE("available_cpus counts at most one CPU once this thread is pinned to one, naming the source") {
+  cpu_set_t before;
+  CPU_ZERO(&before);
+  REQUIRE(::sched_getaffinity(0, sizeof before, &before) == 0);
+  int first = 0;
+  while (first < CPU_SETSIZE && !CPU_ISSET(first, &before)) ++first;
+  REQUIRE(first < CPU_SETSIZE);
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(first, &one);
+  REQUIRE(::sched_setaffinity(0, sizeof one, &one) == 0);
   const CpuAllowance cpus = spinrpc::available_cpus();
-  CHECK(cpus.cpus == 1);
-  const auto policy = resolve_spin_policy({});
+  REQUIRE(::sched_setaffinity(0, sizeof before, &before) == 0);
+
+  CAPTURE(cpus.cpus);
+  CAPTURE(cpus.source);
+  CHECK(cpus.cpus > 0);
+  CHECK(cpus.cpus <= 1);
+  CHECK(cpus.source == (cpus.cpus == 1 ? "sched_getaffinity" : "cgroup cpu.max"));
+  FakeEnv env;
+  std::ostringstream warnings;
+  const auto policy = resolve_spin_policy({}, env.lookup(), cpus, warnings);
   CHECK(policy.budget == 0us);
-  CHECK(policy.reason.find("1 CPU available") != std::string::npos);
+  CHECK(policy.reason.find(" CPU available (" + cpus.source + ")") != std::string::npos);
+}
+
+TEST_CASE("available_cpus counts every CPU in the affinity mask unless a cgroup quota is smaller") {
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  REQUIRE(::sched_getaffinity(0, sizeof mask, &mask) == 0);
+  const CpuAllowance cpus = spinrpc::available_cpus();
+  CAPTURE(cpus.source);
+  if (cpus.source == "sched_getaffinity") {
+    CHECK(cpus.cpus == CPU_COUNT(&mask));
+  } else {
+    CHECK(cpus.source == "cgroup cpu.max");
+    CHECK(cpus.cpus < CPU_COUNT(&mask));
+    CHECK(cpus.cpus > 0);
+  }
 }
 
 }  // namespace

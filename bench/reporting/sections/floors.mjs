@@ -8,7 +8,7 @@ export default function section({ say, floorOf }) {
   say("## Floors: raw pipe ping-pong", "");
   say("Two processes (this binary and a fork of it), two pipes, C-level read(2)/write(2), no framing, message size equal to the framed echo " +
     "request (`wire_bytes`). Blocking: both ends block in read. Polled: both ends retry a non-blocking read at once, no pause, no yield " +
-    "(SPIN.md's 0.78 µs row). A polled floor only holds while each side has a CPU of its own: when the scheduler puts both on one CPU, " +
+    "(the 0.78 µs row of docs/SPIN.md#why-spin). A polled floor only holds while each side has a CPU of its own: when the scheduler puts both on one CPU, " +
     "or a message larger than the pipe (64 KiB) leaves the writer blocked behind a spinning reader, a round trip waits for a time slice " +
     "(milliseconds). Its p99 and max say how often that happened.", "");
   const rows = [];

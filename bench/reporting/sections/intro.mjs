@@ -8,7 +8,7 @@ export default function section({ say, args, bench, rounds }) {
   say(`# spinrpc benchmark report${args.smoke ? " (SMOKE RUN: tiny counts, not a measurement)" : ""}`, "");
   say(`Generated ${bench.context.date} by \`${args.command || "(command not recorded)"}\`.`, "");
   say("Read the ratios, not the microseconds: the microseconds belong to this machine on this day " +
-    "(BENCH.md). Every figure pools all rounds of one workload and variant; the variants and the floors " +
+    "(docs/BENCHMARKING.md). Every figure pools all rounds of one workload and variant; the variants and the floors " +
     `ran side by side, alternating round by round (${rounds} round${rounds === 1 ? "" : "s"}, the variant order rotated each round). ` +
     "p50 and p75 are the figures to compare; p99 and max are tail, and on a shared VM mostly the VM's. " +
     "Raw data: spinrpc-bench's JSON and per-request latencies under `bench/out/` (not committed).", "");

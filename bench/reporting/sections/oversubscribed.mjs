@@ -9,7 +9,7 @@ export default function section({ say, bench, find, floorOf }) {
   if (one) {
     say(`## Oversubscribed: N pairs echoing ${one.params.bytes} B at once for ${one.params.ms} ms, on ${bench.context.num_cpus} CPUs`, "");
     say("Each pair is its own client process (forked) and its own spinrpc-server. Latencies of all pairs pooled; CPU summed over the pairs. " +
-      "Spin must never be slower than spin off here (SPIN.md, \"Never invert\").", "");
+      "Spin must never be slower than spin off here (docs/SPIN.md#beyond-the-rule, \"Never invert\").", "");
     const rows = [];
     for (let pairs = 1; pairs <= 8; pairs++) {
       for (const v of VARIANTS) {

@@ -1,0 +1,184 @@
+// FdChannel writing: payloads of 1 MiB and beyond the retained buffer round
+// trip between two channels, a closed reader is PeerClosed, a non-blocking
+// socket is drained whole, a descriptor someone made non-blocking is waited
+// on, and ECONNRESET reads as the peer closing.
+#include <doctest/doctest.h>
+
+#include <fcntl.h>       // ::fcntl
+#include <sys/socket.h>  // ::setsockopt
+#include <unistd.h>      // ::read, ::write
+
+#include <chrono>   // std::chrono::microseconds
+#include <cstring>  // std::strerror
+#include <cstddef>  // std::size_t
+#include <string>   // std::string
+#include <thread>   // std::thread
+#include <vector>   // std::vector
+
+#include "channel/fd_channel.h"
+#include "channel/peer_closed.h"
+#include "channel/pipe.h"
+#include "channel/spin_policy.h"
+#include "protocol/frame_encoder.h"
+#include "tests/channel/fd_channel_test_util.h"
+
+namespace spinrpc {
+namespace {
+
+using namespace test;  // tests/channel/fd_channel_test_util.h, channel_test_util.h
+
+TEST_CASE("FdChannel round trips a 1 MiB payload between two channels") {
+  const std::vector<Expected> frames = {
+      {MessageType::Request, bytes("echo"), pattern(kMiB, 31)},
+      {MessageType::Response, bytes("echo"), pattern(kMiB, 32)},
+      {MessageType::Request, bytes("echo"), bytes("after")},
+  };
+  for (Transport transport : kTransports) {
+    CAPTURE(to_string(transport));
+    Link link = make_link(transport);
+    FdChannel reader = reading_channel(link);
+    std::string error;
+    std::thread t = write_frames(link, frames, {}, error);
+    for (const Expected& want : frames) CHECK(mismatch(reader.read_frame(), want) == "");
+    CHECK_FALSE(reader.try_read_frame().has_value());
+    t.join();
+    CHECK(error == "");
+  }
+}
+
+TEST_CASE("FdChannel round trips a payload over retained_buffer_bytes and keeps working after giving the buffer back") {
+  const std::size_t big = (std::size_t{16} << 20) + 1;  // 16 MiB + 1
+  const std::vector<Expected> frames = {
+      {MessageType::Request, bytes("echo"), bytes("before")},
+      {MessageType::Request, bytes("echo"), pattern(big, 41)},
+      {MessageType::Request, bytes("echo"), bytes("small after the big one")},
+      {MessageType::CallResponse, bytes("readFile"), pattern(300, 42)},
+      {MessageType::Request, bytes("echo"), pattern(big, 43)},  // grows again
+      {MessageType::Request, bytes("echo"), {}},
+  };
+  // Each frame after a big one is sent only once the reader has taken every
+  // byte, so the big frame is alone in the buffer and the buffer is given
+  // back when it is consumed (not merely when the stream ends).
+  const std::vector<bool> drain_before = {false, false, true, false, false, true};
+  for (Transport transport : kTransports) {
+    for (std::size_t retained : {std::size_t{1} << 20, std::size_t{16} << 20}) {
+      CAPTURE(to_string(transport));
+      CAPTURE(retained);
+      ChannelOptions options;
+      options.retained_buffer_bytes = retained;  // 16 MiB (the default) is also below 16 MiB + 1
+      Link link = make_link(transport);
+      FdChannel reader = reading_channel(link, options);
+      std::string error;
+      std::thread t = write_frames(link, frames, drain_before, error);
+      for (const Expected& want : frames) CHECK(mismatch(reader.read_frame(), want) == "");
+      CHECK_FALSE(reader.try_read_frame().has_value());
+      t.join();
+      CHECK(error == "");
+    }
+  }
+}
+
+TEST_CASE("FdChannel::write_frame throws PeerClosed when the reader has closed its end") {
+  for (Transport transport : kTransports) {
+    CAPTURE(to_string(transport));
+    Link link = make_link(transport);
+    link.read_end.reset();
+    FdChannel writer = writing_channel(std::move(link.write_end), transport);
+    const auto error = thrown<PeerClosed>(
+        [&] { writer.write_frame(MessageType::Response, as_bytes("echo"), as_bytes("lost")); });
+    REQUIRE(error.has_value());
+    CHECK(std::string(error->what()) == "cannot write to peer: it closed the connection");
+    CHECK_FALSE(error->inside_field());
+  }
+}
+
+TEST_CASE("FdChannel::write_frame delivers 4 MiB whole through a non-blocking socket while the reader drains slowly") {
+  const Bytes payload = pattern(4 * kMiB, 51);
+  Bytes expected;
+  append_frame(expected, MessageType::Response, as_bytes("getTypeAtLocation"), payload);
+  append_frame(expected, MessageType::Response, as_bytes("echo"), as_bytes("then this"));
+
+  // The socket is made non-blocking by someone else (a parent sharing it):
+  // with the channel's reader on another fd, or on the same socket and
+  // spinning (which changes no flag itself).
+  for (bool by_spin_policy : {false, true}) {
+    CAPTURE(by_spin_policy);
+    test::SocketPair sockets = test::make_socketpair();
+    const int write_fd = sockets.b.get();
+    // A small send buffer makes the kernel refuse most of the frame at
+    // first, so write_frame must take the EAGAIN -> POLLOUT path many times.
+    const int sndbuf = 4096;
+    REQUIRE(::setsockopt(write_fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf) == 0);
+
+    // The reader: raw read(2)s of at most 1000 bytes, yielding in between.
+    Bytes received;
+    std::string read_error;
+    std::thread reader([fd = sockets.a.get(), &received, &read_error] {
+      std::byte piece[1000];
+      for (;;) {
+        const ssize_t n = ::read(fd, piece, sizeof piece);
+        if (n == 0) return;
+        if (n < 0) {
+          if (errno == EINTR) continue;
+          read_error = std::strerror(errno);
+          return;
+        }
+        received.insert(received.end(), piece, piece + n);
+        std::this_thread::yield();
+      }
+    });
+    {
+      std::optional<FdChannel> writer;
+      if (by_spin_policy) {
+        ChannelOptions options;
+        options.spin = SpinPolicy{std::chrono::microseconds{50}, false, "test"};
+        writer.emplace(test::dup_cloexec(write_fd), std::move(sockets.b), options);
+      } else {
+        writer.emplace(make_pipe().read_end, std::move(sockets.b));
+      }
+      test::set_nonblocking(write_fd);
+      // The precondition under test: the fd write_frame uses is non-blocking.
+      CHECK((::fcntl(write_fd, F_GETFL) & O_NONBLOCK) != 0);
+      writer->write_frame(MessageType::Response, as_bytes("getTypeAtLocation"), payload);
+      writer->write_frame(MessageType::Response, as_bytes("echo"), as_bytes("then this"));
+    }  // closes the socket: the reader's EOF
+    reader.join();
+    CHECK(read_error == "");
+    CHECK(received.size() == expected.size());
+    CHECK(received == expected);
+  }
+}
+
+TEST_CASE("FdChannel reads from a descriptor someone made non-blocking by waiting for POLLIN") {
+  const std::vector<Expected> frames = mixed_frames();
+  for (Transport transport : kTransports) {
+    for (std::size_t chunk : {std::size_t{4}, std::size_t{256}, std::size_t{0}}) {
+      CAPTURE(to_string(transport));
+      CAPTURE(chunk);
+      Link link = make_link(transport);
+      Dribbler writer(link, wire(frames), {chunk});
+      const int read_fd = link.read_end.get();
+      FdChannel channel = reading_channel(link, small_buffer());
+      // After the channel exists, as another holder of the file description
+      // would do it (a plain channel makes its fd blocking when it starts).
+      test::set_nonblocking(read_fd);
+      for (const Expected& want : frames) CHECK(mismatch(channel.read_frame(), want) == "");
+      CHECK_FALSE(channel.try_read_frame().has_value());
+      CHECK(writer.wait() == "");
+    }
+  }
+}
+
+TEST_CASE("FdChannel treats ECONNRESET on a socket read as the peer closing") {
+  test::SocketPair sockets = test::make_socketpair();
+  UniqueFd in = test::dup_cloexec(sockets.a.get());
+  FdChannel channel(std::move(in), std::move(sockets.a));
+  // The channel writes; the peer closes without reading it, which resets the
+  // connection (Linux reports ECONNRESET to the next read).
+  channel.write_frame(MessageType::Request, as_bytes("echo"), as_bytes("unread"));
+  sockets.b.reset();
+  CHECK_FALSE(channel.try_read_frame().has_value());
+}
+
+}  // namespace
+}  // namespace spinrpc

@@ -1,0 +1,66 @@
+#pragma once
+// Reading another process's (or thread's) state from /proc, and waiting for
+// it with a hang guard instead of a time: tests wait for a state the kernel
+// reports, never for a duration they hope is long enough.
+
+#include <chrono>   // std::chrono
+#include <fstream>  // std::ifstream
+#include <string>   // std::string
+#include <thread>   // std::this_thread
+
+namespace spinrpc::test {
+
+// The hang guard of every wait in the tests: far above anything a healthy
+// run needs, only there so a broken build fails instead of hanging. Never a
+// performance assertion.
+inline constexpr std::chrono::seconds kHangGuard{5};
+
+// Polls `ready` every millisecond until it holds or the hang guard runs out;
+// returns whether it held.
+template <class F>
+bool eventually(F&& ready) {
+  const auto deadline = std::chrono::steady_clock::now() + kHangGuard;
+  while (!ready()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
+// Field `index` (1-based, as proc(5) counts them, after the "(comm)") of a
+// /proc/.../stat file, or "" once the process or thread is gone.
+inline std::string stat_field(const std::string& stat_path, int index) {
+  std::ifstream in(stat_path);
+  std::string line;
+  if (!std::getline(in, line)) return {};
+  const std::size_t close = line.rfind(')');
+  if (close == std::string::npos) return {};
+  std::size_t at = close + 2;  // field 3 (state) starts here
+  for (int field = 3; field < index; ++field) {
+    at = line.find(' ', at);
+    if (at == std::string::npos) return {};
+    ++at;
+  }
+  return line.substr(at, line.find(' ', at) - at);
+}
+
+// Field `index` of /proc/PID/stat (the process's main thread).
+inline std::string proc_stat_field(int pid, int index) {
+  return stat_field("/proc/" + std::to_string(pid) + "/stat", index);
+}
+
+// The state letter of one of this process's threads: "R" running or
+// runnable, "S" asleep in the kernel (a blocking read, poll, write), ...
+inline std::string thread_state(int tid) {
+  return stat_field("/proc/self/task/" + std::to_string(tid) + "/stat", 3);
+}
+
+// The first line of /proc/PID/<entry>.
+inline std::string read_proc_text(int pid, const char* entry) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/" + entry);
+  std::string text;
+  std::getline(in, text);
+  return text;
+}
+
+}  // namespace spinrpc::test

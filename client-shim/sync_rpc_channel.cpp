@@ -1,6 +1,5 @@
 #include "client-shim/sync_rpc_channel.h"
 
-#include <fcntl.h>   // ::fcntl, O_NONBLOCK
 #include <signal.h>  // ::sigaction, SIGPIPE, SIGKILL, SIG_DFL, SIG_IGN
 
 #include <optional>       // std::optional
@@ -40,11 +39,6 @@ void ignore_sigpipe_if_default() {
   ignore.sa_handler = SIG_IGN;
   ::sigemptyset(&ignore.sa_mask);
   ::sigaction(SIGPIPE, &ignore, nullptr);
-}
-
-void set_nonblocking(int fd) {
-  const int flags = ::fcntl(fd, F_GETFL);
-  if (flags < 0 || ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0) throw_syscall_error(errno, "set flags of", fd);
 }
 
 void close_quietly(SyncRpcChannel& channel) noexcept {
@@ -275,7 +269,7 @@ SyncRpcChannel::SyncRpcChannel(const std::string& executable, const std::vector<
   // stops reading would otherwise hold a large request's write forever.
   // The write end is ours alone (the child's read end is another open file
   // description), so its O_NONBLOCK touches nothing of anyone else's.
-  if (s.options.request_timeout.count() > 0) set_nonblocking(to_child.write_end.get());
+  if (s.options.request_timeout.count() > 0) set_nonblocking(to_child.write_end.get(), true);
   s.open_channel(std::move(from_child.read_end), std::move(to_child.write_end));
 }
 

@@ -71,8 +71,7 @@ class FifoTransport final : public Transport {
     pollfd p{early_reader_.get(), POLLIN, 0};
     check_syscall([&] { return ::poll(&p, 1, -1); }, "poll", p.fd);
     // The fd is ours (we opened it): the channel gets it blocking.
-    const int flags = check_syscall([&] { return ::fcntl(p.fd, F_GETFL); }, "get flags of", p.fd);
-    check_syscall([&] { return ::fcntl(p.fd, F_SETFL, flags & ~O_NONBLOCK); }, "set flags of", p.fd);
+    set_nonblocking(p.fd, false);
     return {std::move(early_reader_), std::move(out)};
   }
 
@@ -139,10 +138,7 @@ Connection connect_fifo_pair(const std::string& to_server, const std::string& fr
   UniqueFd out = detail::retry_connect(
       [&] { return UniqueFd(::open(to_server.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC)); },
       {ENOENT, ENXIO}, to_server, timeout);
-  const int flags = ::fcntl(out.get(), F_GETFL);
-  if (flags < 0 || ::fcntl(out.get(), F_SETFL, flags & ~O_NONBLOCK) != 0) {
-    throw std::system_error(errno, std::generic_category(), "cannot set up " + to_server);
-  }
+  set_nonblocking(out.get(), false);
   // Blocking, so the first read cannot mistake "no writer yet" for EOF,
   // but bounded by what is left of the timeout: a server that died or hangs
   // between the two opens must not hold the client forever.

@@ -12,6 +12,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
 
+#include "channel/syscall.h"
 #include "transport/connect_retry.h"
 #include "transport/created_files.h"
 
@@ -147,10 +148,7 @@ Connection connect_unix_socket(const std::string& path, std::chrono::millisecond
         return fd;
       },
       {ENOENT, ECONNREFUSED, EAGAIN}, path, timeout);
-  const int flags = ::fcntl(socket.get(), F_GETFL);
-  if (flags < 0 || ::fcntl(socket.get(), F_SETFL, flags & ~O_NONBLOCK) != 0) {
-    throw std::system_error(errno, std::generic_category(), "cannot set up the socket for " + path);
-  }
+  set_nonblocking(socket.get(), false);
   UniqueFd out = UniqueFd::duplicate(socket.get());
   return {std::move(socket), std::move(out)};
 }

@@ -114,6 +114,10 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
       const std::string_view text = inline_value ? *inline_value : "1";
       if (const auto adaptive = parse_spin_adaptive(text)) line.spin.adaptive = *adaptive;
       else line.warnings.push_back(ignored_spin_setting(SpinSetting::Adaptive, "--adaptive", text));
+    } else if (name == "placement") {
+      const std::string_view text = value();
+      if (const auto placement = parse_placement(text)) line.spin.placement = *placement;
+      else line.warnings.push_back(ignored_spin_setting(SpinSetting::Placement, "--placement", text));
     }
     else throw UsageError("flag provided but not defined: -" + std::string(name));
   }
@@ -155,6 +159,12 @@ spinrpc's flags:
                         (default: TSGO_SYNC_SPIN_US, else 100; 0 with < 2 CPUs)
   --adaptive=0|1        suspend spinning after 3 waits over 1 ms, resume after
                         3 under (default: TSGO_SYNC_SPIN_ADAPTIVE, else 1)
+  --placement=auto|off  where the spin budget may also go: auto keeps the other
+                        CPUs busy for up to the budget after each reply when
+                        that measurably gets a client blocked in read woken on
+                        this CPU (docs/PLACEMENT.md); occupy always does; off
+                        never (default: SPINRPC_PLACEMENT, else auto; nothing
+                        with budget 0)
   --stats               print the channel's spin counters to stderr at exit
   --max-message-bytes N refuse frames larger than N bytes (default 268435456)
   --help                print this text and exit 0 (after --api: to stderr,
@@ -162,7 +172,8 @@ spinrpc's flags:
   --version             print spinrpc's version and the tsgo version whose
                         API it answers, exit 0 (with --api: exit 2, as tsgo)
 
-Besides tsgo's methods, getChannelStats answers the spin counters as JSON.
+Besides tsgo's methods, getChannelStats answers the spin counters and the
+placement decision as JSON.
 )";
 }
 

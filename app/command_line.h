@@ -33,7 +33,7 @@ struct CommandLine {
   std::optional<std::string> fifo_out;  ///< --fifo-out PATH: replies leave on this FIFO
   bool async = false;             ///< --async
   std::size_t max_message_bytes;  ///< --max-message-bytes N (default Limits::kDefaultMaxMessageBytes)
-  SpinOverrides spin;             ///< --spin-us N, --adaptive=0|1 (beat TSGO_SYNC_SPIN_*)
+  SpinOverrides spin;             ///< --spin-us N, --adaptive=0|1, --placement=auto|off|occupy (beat TSGO_SYNC_SPIN_*, SPINRPC_PLACEMENT)
   bool print_stats = false;       ///< --stats: channel stats to stderr at exit
   /// One line each for values ignored rather than refused: an invalid spin
   /// setting (ignored_spin_setting, channel/spin_config.h; docs/SPIN.md#settings).

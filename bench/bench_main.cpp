@@ -62,6 +62,7 @@ int main(int argc, char** argv) {
     register_floor_benchmarks(plan, round);
     register_echo_benchmarks(plan, round);
     register_tsgo_echo_benchmarks(plan, round);
+    register_blocking_client_benchmarks(plan, round);
     register_transport_benchmarks(plan, round);
     register_interleave_benchmarks(plan, round);
     register_sparse_benchmarks(plan, round);

@@ -34,6 +34,7 @@ import { parseArgs } from "./reporting/args.mjs";
 import { pictures } from "./reporting/pictures.mjs";
 import { loadRun } from "./reporting/run.mjs";
 import echo from "./reporting/sections/echo.mjs";
+import blockingClient from "./reporting/sections/blocking_client.mjs";
 import echoTsgo from "./reporting/sections/echo_tsgo.mjs";
 import floors from "./reporting/sections/floors.mjs";
 import headline from "./reporting/sections/headline.mjs";
@@ -48,7 +49,7 @@ import transport from "./reporting/sections/transport.mjs";
 import worstCase from "./reporting/sections/worst_case.mjs";
 
 /** The report's sections, in order. */
-const SECTIONS = [intro, headline, floors, echo, echoTsgo, transport, interleave, sparse, slowServer, worstCase, oversubscribed, nodeClient, nodeBinding];
+const SECTIONS = [intro, headline, floors, echo, echoTsgo, blockingClient, transport, interleave, sparse, slowServer, worstCase, oversubscribed, nodeClient, nodeBinding];
 
 const args = parseArgs(process.argv.slice(2));
 const lines = [];

@@ -24,6 +24,9 @@ void register_floor_benchmarks(const BenchPlan& plan, int round);
 void register_echo_benchmarks(const BenchPlan& plan, int round);
 /// bench/echo_bench.cpp: BM_EchoTsgo, the same against tsgo (if installed).
 void register_tsgo_echo_benchmarks(const BenchPlan& plan, int round);
+/// BM_BlockingClient: the shim with spin 0 against spinrpc-server at its
+/// defaults and against tsgo (needs plan.tsgo_path).
+void register_blocking_client_benchmarks(const BenchPlan& plan, int round);
 /// bench/transport_bench.cpp: BM_Transport, 8-byte echoes over stdio, a Unix
 /// socket (--pipe) and two FIFOs, with the server's extra threads' wake-ups.
 void register_transport_benchmarks(const BenchPlan& plan, int round);

@@ -95,6 +95,9 @@ void ByteStream::replace_buffer(std::size_t capacity) {
 }
 
 void ByteStream::write_all(std::span<iovec> parts) {
+  // The peer may be blocked waiting for these bytes: placement acts now,
+  // before its wake-up is placed (docs/PLACEMENT.md).
+  reader_.before_write();
   iovec* iov = parts.data();
   int count = static_cast<int>(parts.size());
   const int fd = out_.get();

@@ -25,7 +25,11 @@ namespace spinrpc {
   X(plain_waits, "waits that blocked at once: budget 0")                                         \
   X(suspensions, "times the adaptive rule switched spinning off")                                \
   X(resumptions, "times the adaptive rule switched spinning back on")                            \
-  X(spin_time_us, "wall µs spent in the spin loop, yields included")
+  X(spin_time_us, "wall µs spent in the spin loop, yields included")                             \
+  X(placement_probes, "times placement tried the mode it was not in (the first probe included)") \
+  X(placement_changes, "times placement changed the mode it keeps (after a probe or contention)") \
+  X(occupier_contentions, "times the occupier let go: another task wanted its CPU")            \
+  X(occupied_time_us, "wall µs the occupier spent keeping CPUs busy, yields included")
 
 /// What a channel's reader did and the spin policy in force
 /// (docs/SPIN.md#counters). Counting is always on: a few integer increments
@@ -38,6 +42,16 @@ struct ChannelStats {
   bool adaptive = false;                ///< adaptive rule on
   bool spinning = false;                ///< the next wait spins
   std::string budget_reason;            ///< why `budget` (SpinPolicy::reason)
+  // Placement (docs/PLACEMENT.md): the setting, the decision and why.
+  std::string placement;                 ///< "auto", "off" or "occupy": the setting in force
+  std::string placement_setting_reason;  ///< why that setting (SpinPolicy::placement_reason)
+  std::string_view placement_mode = "free";  ///< "free" or "occupy": what the next cycle does
+  std::string_view placement_decision;   ///< why (PlacementController::reason; static text)
+  std::uint64_t free_cycle_ns = 0;       ///< median cycle (write → next message) measured free; 0: not yet
+  std::uint64_t occupy_cycle_ns = 0;     ///< the same, occupying; 0: not yet
+  int cpu = -1;                          ///< the reader's CPU at its last write while occupying; -1: none
+  int occupier_cpu = -1;                 ///< the CPU the occupier last ran on; -1: never ran
+  int occupier_avoided_cpu = -1;         ///< the reader's CPU it kept away from then
 };
 
 /// One counter of ChannelStats: its name (as in JSON and the benchmarks),

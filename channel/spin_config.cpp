@@ -15,6 +15,7 @@ namespace {
 constexpr long long kDefaultBudgetUs = 100;
 constexpr char kBudgetVariable[] = "TSGO_SYNC_SPIN_US";
 constexpr char kAdaptiveVariable[] = "TSGO_SYNC_SPIN_ADAPTIVE";
+constexpr char kPlacementVariable[] = "SPINRPC_PLACEMENT";
 
 // One cpu.max file: "max 100000" is none, "50000 100000" is half a CPU;
 // a missing or unreadable file is none.
@@ -70,13 +71,41 @@ std::optional<bool> parse_spin_adaptive(std::string_view text) {
   return std::nullopt;
 }
 
+std::optional<PlacementController::Setting> parse_placement(std::string_view text) {
+  if (text == "auto") return PlacementController::Setting::automatic;
+  if (text == "off") return PlacementController::Setting::off;
+  if (text == "occupy") return PlacementController::Setting::occupy;
+  return std::nullopt;
+}
+
+std::string_view placement_name(PlacementController::Setting setting) noexcept {
+  switch (setting) {
+    case PlacementController::Setting::off:
+      return "off";
+    case PlacementController::Setting::occupy:
+      return "occupy";
+    case PlacementController::Setting::automatic:
+      break;
+  }
+  return "auto";
+}
+
 std::string ignored_spin_setting(SpinSetting setting, std::string_view source, std::string_view value) {
   std::string line = "ignoring ";
   line += source;
   line += "=\"";
   line += value;
-  line += setting == SpinSetting::BudgetUs ? "\": expected a non-negative number of microseconds"
-                                           : "\": expected 1 or 0";
+  switch (setting) {
+    case SpinSetting::BudgetUs:
+      line += "\": expected a non-negative number of microseconds";
+      break;
+    case SpinSetting::Adaptive:
+      line += "\": expected 1 or 0";
+      break;
+    case SpinSetting::Placement:
+      line += "\": expected auto, off or occupy";
+      break;
+  }
   return line;
 }
 
@@ -136,6 +165,19 @@ SpinPolicy resolve_spin_policy(const SpinOverrides& overrides, const EnvLookup& 
       policy.adaptive = *adaptive;
     } else {
       warn(SpinSetting::Adaptive, kAdaptiveVariable, text);
+    }
+  }
+  policy.placement = PlacementController::Setting::automatic;
+  policy.placement_reason = "default";
+  if (overrides.placement) {
+    policy.placement = *overrides.placement;
+    policy.placement_reason = "--placement=" + std::string(placement_name(*overrides.placement));
+  } else if (const char* text = env(kPlacementVariable); text != nullptr) {
+    if (const auto placement = parse_placement(text)) {
+      policy.placement = *placement;
+      policy.placement_reason = std::string(kPlacementVariable) + "=" + text;
+    } else {
+      warn(SpinSetting::Placement, kPlacementVariable, text);
     }
   }
   return policy;

@@ -18,6 +18,9 @@ struct SpinOverrides {
   /// default decides).
   std::optional<long long> spin_us;
   std::optional<bool> adaptive;  ///< adaptive rule on or off
+  /// Placement policy (docs/PLACEMENT.md): auto, off, or occupy (always,
+  /// for measurements). Applies only with a budget > 0.
+  std::optional<PlacementController::Setting> placement;
 };
 
 /// The one parser of a spin budget written as text (a flag's value, an
@@ -27,8 +30,14 @@ std::optional<long long> parse_spin_us(std::string_view text);
 /// "0" or "false".
 std::optional<bool> parse_spin_adaptive(std::string_view text);
 
+/// The one parser of the placement setting written as text: "auto", "off",
+/// "occupy".
+std::optional<PlacementController::Setting> parse_placement(std::string_view text);
+/// The placement setting's spelling, the inverse of parse_placement.
+std::string_view placement_name(PlacementController::Setting setting) noexcept;
+
 /// Which spin setting a value was meant for.
-enum class SpinSetting { BudgetUs, Adaptive };
+enum class SpinSetting { BudgetUs, Adaptive, Placement };
 /// The one line (no newline, no program name) that reports an invalid spin
 /// setting, whatever gave it: `source` is "--spin-us", "TSGO_SYNC_SPIN_US",
 /// "SyncRpcOptions::spin.spin_us", ...; `value` as given. The setting is
@@ -66,7 +75,9 @@ using EnvLookup = std::function<const char*(const char* name)>;
 /// it (docs/SPIN.md#one-cpu); an explicit setting still wins. A negative override or an unparsable
 /// or negative environment value is reported as one line on `warnings`
 /// ("spinrpc: " + ignored_spin_setting(...)), then ignored. The result's
-/// `reason` says which rule decided the budget.
+/// `reason` says which rule decided the budget. Placement: the override
+/// beats SPINRPC_PLACEMENT, which beats the default, auto; `placement_reason`
+/// says which.
 SpinPolicy resolve_spin_policy(const SpinOverrides& overrides, const EnvLookup& env,
                                const CpuAllowance& cpus, std::ostream& warnings);
 

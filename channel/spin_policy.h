@@ -4,6 +4,8 @@
 #include <cstdint>  // std::uint64_t
 #include <string>   // std::string
 
+#include "channel/placement_controller.h"
+
 namespace spinrpc {
 
 /// How a reader waits for the next message (docs/SPIN.md#the-rule). Resolved
@@ -17,6 +19,12 @@ struct SpinPolicy {
   /// Why `budget` has its value, for the stats ("default", "TSGO_SYNC_SPIN_US=50",
   /// "--spin-us 0", "1 CPU available (sched_getaffinity)").
   std::string reason = "spinning not configured";
+  /// Where the budget may be spent besides our own descriptor: keeping the
+  /// other CPUs busy so a blocked peer is woken on ours (docs/PLACEMENT.md).
+  /// Only with a budget > 0: the budget is what occupying may spend.
+  PlacementController::Setting placement = PlacementController::Setting::off;
+  /// Why `placement` has its value ("default", "SPINRPC_PLACEMENT=off", ...).
+  std::string placement_reason = "placement not configured";
 };
 
 /// The adaptive rule, pure: no clock, no I/O (docs/SPIN.md#the-rule). Feed it

@@ -6,30 +6,76 @@
 #include <sched.h>   // ::sched_yield
 #include <unistd.h>  // ::read
 
+#include <string>   // std::string
 #include <utility>  // std::move
 
+#include "channel/contended_yield.h"
+#include "channel/spin_config.h"
 #include "channel/syscall.h"
 #include "channel/timed_out.h"
 
 namespace spinrpc {
-namespace {
-
-// A sched_yield that returns later than this let another task run. An
-// uncontended yield takes well under 1 us here; a peer's short turn on the
-// same CPU (an echo: ~2 us) stays under it; a time slice of someone else
-// (~0.75-3 ms) is far over.
-constexpr std::chrono::microseconds kContendedYield{20};
-
-}  // namespace
 SpinReader::SpinReader(UniqueFd fd, SpinPolicy policy)
-    : fd_(std::move(fd)), policy_(std::move(policy)), controller_(policy_.adaptive) {
-  // The fd must be open and readable by fcntl; its flags are only read, never
-  // changed (see the class comment).
+    : fd_(std::move(fd)),
+      policy_(std::move(policy)),
+      controller_(policy_.adaptive),
+      // The budget is what occupying may spend: none, no placement.
+      placement_(policy_.budget.count() > 0 ? policy_.placement : PlacementController::Setting::off) {
+  // The fd must be open; its flags are only read, never changed (see the
+  // class comment).
   check_syscall([&] { return ::fcntl(fd_.get(), F_GETFL); }, "get flags of", fd_.get());
   stats_.budget = policy_.budget;
   stats_.adaptive = policy_.adaptive;
   stats_.spinning = policy_.budget.count() > 0;
   stats_.budget_reason = policy_.reason;
+  const bool placing = policy_.budget.count() > 0 && policy_.placement != PlacementController::Setting::off;
+  if (placing) occupier_ = std::make_unique<Occupier>(policy_.budget);
+  stats_.placement = std::string(placement_name(placing ? policy_.placement : PlacementController::Setting::off));
+  stats_.placement_setting_reason = policy_.budget.count() > 0 ? policy_.placement_reason : "budget 0: nothing to spend";
+  update_placement_stats();
+}
+
+void SpinReader::before_write() noexcept {
+  if (!occupier_) return;
+  wrote_at_ = Clock::now();
+  // Suspended by the adaptive rule (sparse traffic), the budget is spent
+  // nowhere: no occupying either.
+  if (placement_.mode() == PlacementController::Mode::occupy && controller_.spinning()) {
+    const int cpu = sched_getcpu();
+    stats_.cpu = cpu;
+    if (!occupier_->poke(cpu)) {
+      // Fewer than 2 CPUs allowed, or no thread: placement cannot work.
+      occupier_.reset();
+      stats_.placement_setting_reason = "cannot occupy: fewer than 2 CPUs allowed or no thread";
+    }
+  }
+}
+
+void SpinReader::end_cycle(Clock::time_point now) noexcept {
+  const Clock::duration cycle = now - *wrote_at_;
+  wrote_at_.reset();
+  if (const std::uint64_t c = occupier_->contentions(); c != contentions_seen_) {
+    contentions_seen_ = c;
+    placement_.after_contention();
+  } else if (controller_.spinning()) {
+    placement_.after_cycle(cycle);
+  }
+  update_placement_stats();
+}
+
+void SpinReader::update_placement_stats() noexcept {
+  stats_.placement_mode = placement_.mode() == PlacementController::Mode::occupy ? "occupy" : "free";
+  stats_.placement_decision = placement_.reason();
+  stats_.free_cycle_ns = static_cast<std::uint64_t>(placement_.free_estimate().count());
+  stats_.occupy_cycle_ns = static_cast<std::uint64_t>(placement_.occupy_estimate().count());
+  stats_.placement_probes = placement_.probes();
+  stats_.placement_changes = placement_.changes();
+  if (occupier_) {
+    stats_.occupier_contentions = occupier_->contentions();
+    stats_.occupier_cpu = occupier_->cpu();
+    stats_.occupier_avoided_cpu = occupier_->avoided_cpu();
+    stats_.occupied_time_us = occupier_->occupied_us();
+  }
 }
 
 long SpinReader::read_now(std::byte* buf, std::size_t len) {
@@ -149,6 +195,7 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len) {
 }
 
 void SpinReader::end_wait(Clock::duration wait) {
+  if (wrote_at_ && occupier_) end_cycle(Clock::now());
   const bool spin = controller_.after_wait(wait);
   stats_.suspensions = controller_.suspensions();
   stats_.resumptions = controller_.resumptions();

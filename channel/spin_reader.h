@@ -3,16 +3,19 @@
 #include <chrono>   // std::chrono
 #include <cstddef>  // std::byte, std::size_t
 #include <cstdint>  // std::uint64_t
+#include <memory>   // std::unique_ptr
 #include <optional>  // std::optional
 
 #include "channel/channel_stats.h"
+#include "channel/occupier.h"
+#include "channel/placement_controller.h"
 #include "channel/spin_policy.h"
 #include "channel/unique_fd.h"
 
 namespace spinrpc {
 
 /// The wait at the heart of spinrpc (docs/SPIN.md#the-rule): reads from one
-/// fd, and when nothing is there yet, polls it with non-blocking reads for
+/// fd, and when nothing is there yet, tries it without blocking for
 /// up to the spin budget before blocking in poll(2). Between tries it yields
 /// the CPU (sched_yield) rather than only pausing, so a peer sharing the CPU
 /// runs at once instead of after the budget (docs/SPIN-NOTES.md). The adaptive rule may
@@ -43,6 +46,12 @@ class SpinReader {
   /// the deadline, std::system_error for other OS failures.
   std::size_t read_some(std::byte* buf, std::size_t len);
 
+  /// Call right before writing a message the peer waits for (FdChannel
+  /// does): starts the cycle the placement policy times (write → the peer's
+  /// next bytes) and, when occupying pays, pokes the occupier so that the
+  /// peer's wake-up finds no idle CPU but ours (docs/PLACEMENT.md).
+  void before_write() noexcept;
+
   /// Bounds every later wait: once `deadline` passes with no byte read,
   /// read_some throws TimedOut. std::nullopt (the default) waits forever.
   /// Spinning stays bounded by the budget; only the blocking part of a wait
@@ -63,6 +72,8 @@ class SpinReader {
   long read_now(std::byte* buf, std::size_t len);
   std::size_t blocking_read(std::byte* buf, std::size_t len);
   void end_wait(Clock::duration wait);
+  void end_cycle(Clock::time_point now) noexcept;
+  void update_placement_stats() noexcept;
   void add_spin_time(Clock::duration spun) noexcept;
   void wait_readable_until(Clock::time_point deadline);
 
@@ -72,6 +83,10 @@ class SpinReader {
   ChannelStats stats_;                  // counters and policy, always current
   Clock::duration spun_{};              // total time spent spinning
   std::optional<Clock::time_point> deadline_;  // see set_deadline()
+  PlacementController placement_;       // pure: free or occupy, from cycle times
+  std::unique_ptr<Occupier> occupier_;  // null unless placement can occupy
+  std::optional<Clock::time_point> wrote_at_;  // last write, until its cycle ends
+  std::uint64_t contentions_seen_ = 0;  // occupier_->contentions() already fed
   bool try_nowait_ = true;  // preadv2(RWF_NOWAIT) works on this fd (until EOPNOTSUPP says otherwise)
 };
 

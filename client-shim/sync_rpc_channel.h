@@ -27,7 +27,12 @@ struct SyncRpcOptions {
   /// (docs/SPIN.md#settings). Unset fields fall back to TSGO_SYNC_SPIN_US and
   /// TSGO_SYNC_SPIN_ADAPTIVE, then to the defaults (100 µs, adaptive; 0 µs
   /// with fewer than 2 CPUs), resolved once in the constructor. A negative
-  /// spin_us is reported as one line on stderr and ignored.
+  /// spin_us is reported as one line on stderr and ignored. spin.placement
+  /// (else SPINRPC_PLACEMENT, else auto) lets the shim keep the other CPUs
+  /// busy for up to the budget after each request, when that measurably
+  /// gets a server that blocks in read (tsgo) woken on the shim's CPU; it
+  /// then runs one extra thread, asleep between bursts (docs/PLACEMENT.md).
+  /// It never changes the process's CPU affinity, only that thread's.
   SpinOverrides spin;
   /// close(): how long the child may take to exit after its stdin closes
   /// before it is sent SIGKILL, in ms.

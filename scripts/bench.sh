@@ -66,7 +66,7 @@ else
   REPORT="$ROOT/bench/REPORT.md"
   PNG_DIR="$ROOT/bench/report"
   mode=()
-  node_args=(--size 8 --count 100000 --rounds 5 --warmup 1000 --sparse 1000 --spawn 6 --large-mib 1,16 --large-reps 3)
+  node_args=(--size 8 --count 90000 --rounds 9 --warmup 1000 --sparse 1000 --spawn 6 --large-mib 1,16 --large-reps 3)
 fi
 rm -rf "$OUT"
 mkdir -p "$OUT"
@@ -99,7 +99,7 @@ node_json=()
 if [[ -x "$TSGO" ]]; then
   echo "== bench/node/echo_latency.mjs ${node_args[*]}"
   SPINRPC_TSGO="$TSGO" node "$ROOT/bench/node/echo_latency.mjs" "${node_args[@]}" \
-    --server-spin off,fixed,adaptive --json "$OUT/echo_latency.json"
+    --server-spin off,fixed,adaptive,placement-off --json "$OUT/echo_latency.json"
   node_json=(--node-json "$OUT/echo_latency.json")
 else
   echo "== bench/node/echo_latency.mjs skipped: tsgo not installed at $TSGO (npm ci in tests/interop)"

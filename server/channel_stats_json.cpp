@@ -31,6 +31,25 @@ void append_json(std::string& json, const ChannelStats& s) {
   json += s.spinning ? "true," : "false,";
   key("budget_reason");
   append_json_string(json, s.budget_reason);
+  const auto text = [&](std::string_view name, std::string_view value) {
+    json += ',';
+    key(name);
+    append_json_string(json, value);
+  };
+  const auto number = [&](std::string_view name, long long value) {
+    json += ',';
+    key(name);
+    json += std::to_string(value);
+  };
+  text("placement", s.placement);
+  text("placement_setting_reason", s.placement_setting_reason);
+  text("placement_mode", s.placement_mode);
+  text("placement_decision", s.placement_decision);
+  number("free_cycle_ns", static_cast<long long>(s.free_cycle_ns));
+  number("occupy_cycle_ns", static_cast<long long>(s.occupy_cycle_ns));
+  number("cpu", s.cpu);
+  number("occupier_cpu", s.occupier_cpu);
+  number("occupier_avoided_cpu", s.occupier_avoided_cpu);
   json += '}';
 }
 

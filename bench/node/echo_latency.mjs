@@ -10,16 +10,20 @@
 // --count N     timed echoes per variant, over all rounds (default 20000)
 // --size BYTES  echo payload size in bytes (default 16)
 // --rounds R    rounds; each round spawns every variant once, in an order that
-//               rotates from round to round, so drift falls on all (default 5)
+//               rotates from round to round, so drift falls on all (default 9);
+//               each spinrpc-server variant / tsgo is then the median of the
+//               per-round p50 and p75 ratios, with each one's worst round
 // --warmup W    untimed echoes per spawned process before timing (default 1000)
 // --no-floor    skip the two pipe ping-pong floors
 // --server-spin LIST  comma-separated spinrpc-server spin variants, each its
 //               own variant: off (TSGO_SYNC_SPIN_US=0), fixed (100 µs,
 //               TSGO_SYNC_SPIN_ADAPTIVE=0), adaptive (100 µs, adaptive=1),
 //               set in the server's environment at spawn and checked with
-//               getChannelStats. The real client does not spin, so only the
-//               server side varies. Default: one spinrpc-server variant with
-//               this process's environment.
+//               getChannelStats; default (this process's environment, i.e.
+//               the defaults) and placement-off (SPINRPC_PLACEMENT=off,
+//               docs/PLACEMENT.md). The real client does not spin, so only
+//               the server side varies. Default: one spinrpc-server variant
+//               with this process's environment.
 // --json FILE   also write the statistics as JSON (bench/report.mjs reads it)
 // --no-binding  leave out spinrpc's Node.js binding (node/); by default it
 //               is measured too, through `node --import node/register.mjs`
@@ -66,7 +70,7 @@ const JOB_CHILD = join(REPO, "bench", "node", "job_child.mjs");
 
 function usage(msg) {
   if (msg) console.error(`echo_latency: ${msg}`);
-  console.error("usage: node bench/node/echo_latency.mjs [--count N] [--size BYTES] [--rounds R] [--warmup W] [--no-floor] [--server-spin off,fixed,adaptive] [--json FILE]\n" +
+  console.error("usage: node bench/node/echo_latency.mjs [--count N] [--size BYTES] [--rounds R] [--warmup W] [--no-floor] [--server-spin default,placement-off,off,fixed,adaptive] [--json FILE]\n" +
     "       [--no-binding] [--sparse N] [--sparse-interval-ms MS] [--spawn K] [--large-mib LIST] [--large-reps R]");
   process.exit(2);
 }
@@ -74,9 +78,11 @@ const SERVER_SPIN = {
   off: { TSGO_SYNC_SPIN_US: "0", TSGO_SYNC_SPIN_ADAPTIVE: "0" },
   fixed: { TSGO_SYNC_SPIN_US: "100", TSGO_SYNC_SPIN_ADAPTIVE: "0" },
   adaptive: { TSGO_SYNC_SPIN_US: "100", TSGO_SYNC_SPIN_ADAPTIVE: "1" },
+  default: {},
+  "placement-off": { SPINRPC_PLACEMENT: "off" },
 };
 const opts = {
-  count: 20000, size: 16, rounds: 5, warmup: 1000, floor: true, serverSpin: null, json: null,
+  count: 20000, size: 16, rounds: 9, warmup: 1000, floor: true, serverSpin: null, json: null,
   binding: true, sparse: 500, sparseIntervalMs: 10, spawn: 4, largeMib: [1, 16], largeReps: 2,
 };
 {
@@ -100,7 +106,7 @@ const opts = {
     }
     if (key === "serverSpin") {
       opts.serverSpin = v.split(",").filter(Boolean);
-      for (const name of opts.serverSpin) if (!SERVER_SPIN[name]) usage(`--server-spin: unknown variant ${JSON.stringify(name)} (off, fixed, adaptive)`);
+      for (const name of opts.serverSpin) if (!SERVER_SPIN[name]) usage(`--server-spin: unknown variant ${JSON.stringify(name)} (${Object.keys(SERVER_SPIN).join(", ")})`);
       if (opts.serverSpin.length === 0) usage("--server-spin needs at least one variant");
       continue;
     }
@@ -155,6 +161,10 @@ function runApi(path, env = {}, spin = null) {
   const check = spin && ((api) => {
     const st = JSON.parse(api.client.channel.requestSync("getChannelStats", ""));
     const want = SERVER_SPIN[spin];
+    if (want.SPINRPC_PLACEMENT !== undefined && st.placement !== want.SPINRPC_PLACEMENT) {
+      throw new Error(`the server runs placement ${st.placement} (${st.placement_setting_reason}), not ${want.SPINRPC_PLACEMENT}`);
+    }
+    if (want.TSGO_SYNC_SPIN_US === undefined) return;
     if (String(st.budget_us) !== want.TSGO_SYNC_SPIN_US || (st.budget_us > 0 && String(Number(st.adaptive)) !== want.TSGO_SYNC_SPIN_ADAPTIVE)) {
       throw new Error(`the server runs budget ${st.budget_us} µs, adaptive ${st.adaptive} (${st.budget_reason}), not ${spin}`);
     }
@@ -378,20 +388,26 @@ console.log(`client: @typescript/native-preview ${clientVersion} sync client (ec
 console.log("");
 const cols = ["variant", "n", "mean µs", "p50 µs", "p75 µs", "p99 µs", "max µs"];
 if (floorBlocking) cols.push("p50 / floor blocking", "p50 / floor polled");
-cols.push("client CPU s", "server CPU s", "wall s", "p50 per round µs");
+cols.push("client CPU s", "server CPU s", "server CPU ms / 1000 echoes", "wall s", "p50 per round µs");
 console.log(`| ${cols.join(" | ")} |`);
 console.log(`|${cols.map((c, i) => (i === 0 ? " --- " : " ---: ")).join("|")}|`);
 for (const v of variants) {
   const s = v.stats;
   const row = [v.name, s.n, us(s.mean), us(s.p50), us(s.p75), us(s.p99), us(s.max)];
   if (floorBlocking) row.push(ratio(s.p50, floorBlocking.stats.p50), ratio(s.p50, floorPolled.stats.p50));
-  row.push(v.clientCpu.toFixed(3), v.serverCpu.toFixed(3), v.wall.toFixed(3), v.roundP50.map(us).join(", "));
+  row.push(v.clientCpu.toFixed(3), v.serverCpu.toFixed(3), (v.serverCpu * 1e6 / s.n).toFixed(2), v.wall.toFixed(3), v.roundP50.map(us).join(", "));
   console.log(`| ${row.join(" | ")} |`);
 }
-const ts = variants.find((v) => v.kind === "tsgo").stats;
+const tsgo = variants.find((v) => v.kind === "tsgo");
+const ts = tsgo.stats;
 console.log("");
+// Round by round against tsgo: the rounds ran side by side, so a paired
+// ratio cancels a shared machine's drift between rounds (docs/PLACEMENT.md).
 for (const v of variants.filter((x) => x.kind === "spinrpc")) {
-  console.log(`${v.name} / tsgo: p50 ${ratio(v.stats.p50, ts.p50)}, p75 ${ratio(v.stats.p75, ts.p75)} (below 1 = spinrpc-server faster)`);
+  const paired = (key) => median(v[key].map((x, r) => x / tsgo[key][r]));
+  v.paired = { p50: paired("roundP50"), p75: paired("roundP75"), worst_p50_ns: Math.max(...v.roundP50), tsgo_worst_p50_ns: Math.max(...tsgo.roundP50) };
+  console.log(`${v.name} / tsgo, median of ${opts.rounds} per-round ratios: p50 ${v.paired.p50.toFixed(2)}, p75 ${v.paired.p75.toFixed(2)}; ` +
+    `worst round p50 ${us(v.paired.worst_p50_ns)} µs, tsgo's ${us(v.paired.tsgo_worst_p50_ns)} µs; pooled p50 ${ratio(v.stats.p50, ts.p50)}, p75 ${ratio(v.stats.p75, ts.p75)} (below 1 = spinrpc-server faster)`);
 }
 console.log("");
 console.log("Server CPU is the peer process's CPU time over the timed region (/proc/PID/task/*/schedstat, ns); client CPU is this Node process's " +
@@ -484,7 +500,7 @@ if (opts.json) {
     variants: variants.map((v) => ({
       name: v.name, kind: v.kind, spin: v.spin ?? null, floor: v.floor ?? null,
       n: v.stats.n, mean_ns: v.stats.mean, p50_ns: v.stats.p50, p75_ns: v.stats.p75, p99_ns: v.stats.p99, max_ns: v.stats.max,
-      client_cpu_s: v.clientCpu, server_cpu_s: v.serverCpu, wall_s: v.wall, round_p50_ns: v.roundP50, round_p75_ns: v.roundP75,
+      client_cpu_s: v.clientCpu, server_cpu_s: v.serverCpu, wall_s: v.wall, round_p50_ns: v.roundP50, round_p75_ns: v.roundP75, paired_vs_tsgo: v.paired ?? null,
       server: v.server ?? null,
     })),
     binding: opts.binding ? {

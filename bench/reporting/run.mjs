@@ -52,6 +52,7 @@ export function loadRun(args) {
     g.sorted = all;
     g.stats = summarize(all);
     g.roundP50 = parts.map((p) => percentile(Float64Array.from(p).sort(), 0.5));
+    g.roundP75 = parts.map((p) => percentile(Float64Array.from(p).sort(), 0.75));
     // A counter missing from any round (an older binary) is unknown: NaN, shown as "–".
     const sum = (k) => (g.runs.every((r) => k in r.counters) ? g.runs.reduce((s, r) => s + Number(r.counters[k]), 0) : NaN);
     const mean = (k) => sum(k) / g.runs.length;

@@ -8,8 +8,12 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <utility>
 
+#include "channel/pipe.h"
 #include "channel/spin_config.h"
+#include "channel/spin_reader.h"
+#include "channel/unique_fd.h"
 
 namespace {
 
@@ -55,7 +59,7 @@ TEST_CASE("resolve_spin_policy takes TSGO_SYNC_SPIN_US and TSGO_SYNC_SPIN_ADAPTI
 TEST_CASE("resolve_spin_policy lets a flag beat the environment") {
   FakeEnv env{{{"TSGO_SYNC_SPIN_US", "40"}, {"TSGO_SYNC_SPIN_ADAPTIVE", "0"}}};
   std::ostringstream warnings;
-  const auto policy = resolve_spin_policy(SpinOverrides{0, true}, env.lookup(), kTwoCpus, warnings);
+  const auto policy = resolve_spin_policy(SpinOverrides{0, true, std::nullopt}, env.lookup(), kTwoCpus, warnings);
   CHECK(policy.budget == 0us);
   CHECK(policy.adaptive);
   CHECK(policy.reason == "--spin-us 0");
@@ -78,7 +82,7 @@ TEST_CASE("resolve_spin_policy warns once naming the variable and uses the defau
 TEST_CASE("resolve_spin_policy warns about a negative option as about a bad variable, and the environment decides") {
   FakeEnv env{{{"TSGO_SYNC_SPIN_US", "40"}}};
   std::ostringstream warnings;
-  auto policy = resolve_spin_policy(SpinOverrides{-5, std::nullopt}, env.lookup(), kTwoCpus, warnings);
+  auto policy = resolve_spin_policy(SpinOverrides{-5, std::nullopt, std::nullopt}, env.lookup(), kTwoCpus, warnings);
   CHECK(policy.budget == 40us);
   CHECK(policy.reason == "TSGO_SYNC_SPIN_US=40");
   CHECK(warnings.str() ==
@@ -86,7 +90,7 @@ TEST_CASE("resolve_spin_policy warns about a negative option as about a bad vari
 
   FakeEnv empty;
   warnings.str("");
-  policy = resolve_spin_policy(SpinOverrides{-1, std::nullopt}, empty.lookup(), kTwoCpus, warnings);
+  policy = resolve_spin_policy(SpinOverrides{-1, std::nullopt, std::nullopt}, empty.lookup(), kTwoCpus, warnings);
   CHECK(policy.budget == 100us);
   CHECK(policy.reason == "default");
   CHECK(warnings.str().find("spin.spin_us=\"-1\"") != std::string::npos);
@@ -123,7 +127,7 @@ TEST_CASE("resolve_spin_policy spins on one CPU when the environment or a flag a
   std::ostringstream warnings;
   CHECK(resolve_spin_policy({}, env.lookup(), kOneCpu, warnings).budget == 100us);
   FakeEnv empty;
-  CHECK(resolve_spin_policy(SpinOverrides{30, std::nullopt}, empty.lookup(), kOneCpu, warnings).budget == 30us);
+  CHECK(resolve_spin_policy(SpinOverrides{30, std::nullopt, std::nullopt}, empty.lookup(), kOneCpu, warnings).budget == 30us);
 }
 
 // A cgroup v2 tree on disk: /proc/self/cgroup's line and the cpu.max files.
@@ -204,6 +208,14 @@ TEST_CASE("available_cpus counts at most one CPU once this thread is pinned to o
   const auto policy = resolve_spin_policy({}, env.lookup(), cpus, warnings);
   CHECK(policy.budget == 0us);
   CHECK(policy.reason.find(" CPU available (" + cpus.source + ")") != std::string::npos);
+  // Placement is on by default, but with nothing to spend there is no
+  // occupier either: the reader says so and never starts one.
+  CHECK(policy.placement == spinrpc::PlacementController::Setting::automatic);
+  spinrpc::PipePair pipe = spinrpc::make_pipe();
+  const spinrpc::SpinReader reader(std::move(pipe.read_end), policy);
+  CHECK(reader.stats().placement == "off");
+  CHECK(reader.stats().placement_setting_reason == "budget 0: nothing to spend");
+  CHECK(reader.stats().occupier_cpu == -1);
 }
 
 TEST_CASE("available_cpus counts every CPU in the affinity mask unless a cgroup quota is smaller") {
@@ -219,6 +231,30 @@ TEST_CASE("available_cpus counts every CPU in the affinity mask unless a cgroup 
     CHECK(cpus.cpus < CPU_COUNT(&mask));
     CHECK(cpus.cpus > 0);
   }
+}
+
+TEST_CASE("placement: auto by default, SPINRPC_PLACEMENT next, the option first; a bad value warns") {
+  using Setting = spinrpc::PlacementController::Setting;
+  std::ostringstream warnings;
+  FakeEnv empty;
+  auto policy = resolve_spin_policy({}, empty.lookup(), kTwoCpus, warnings);
+  CHECK(policy.placement == Setting::automatic);
+  CHECK(policy.placement_reason == "default");
+  FakeEnv off{{{"SPINRPC_PLACEMENT", "off"}}};
+  policy = resolve_spin_policy({}, off.lookup(), kTwoCpus, warnings);
+  CHECK(policy.placement == Setting::off);
+  CHECK(policy.placement_reason == "SPINRPC_PLACEMENT=off");
+  policy = resolve_spin_policy(SpinOverrides{std::nullopt, std::nullopt, Setting::occupy}, off.lookup(), kTwoCpus,
+                               warnings);
+  CHECK(policy.placement == Setting::occupy);
+  CHECK(policy.placement_reason == "--placement=occupy");
+  CHECK(warnings.str().empty());
+  FakeEnv bad{{{"SPINRPC_PLACEMENT", "sometimes"}}};
+  policy = resolve_spin_policy({}, bad.lookup(), kTwoCpus, warnings);
+  CHECK(policy.placement == Setting::automatic);
+  CHECK(warnings.str() == "spinrpc: ignoring SPINRPC_PLACEMENT=\"sometimes\": expected auto, off or occupy\n");
+  CHECK(spinrpc::parse_placement("auto") == Setting::automatic);
+  CHECK(spinrpc::placement_name(Setting::occupy) == "occupy");
 }
 
 }  // namespace

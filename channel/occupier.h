@@ -1,0 +1,68 @@
+#pragma once
+
+#include <atomic>   // std::atomic
+#include <chrono>   // std::chrono
+#include <cstdint>  // std::uint32_t, std::uint64_t
+#include <thread>   // std::thread
+
+namespace spinrpc {
+
+/// A thread that keeps the CPUs other than the caller's busy for a bounded
+/// time after each poke(), so that the kernel, placing the wake-up of a peer
+/// blocked in read(2), finds no idle CPU in the cache domain and keeps the
+/// peer on the CPU the caller is about to leave (docs/PLACEMENT.md).
+///
+/// It is an ordinary SCHED_OTHER thread on purpose: the kernel counts a CPU
+/// that runs only SCHED_IDLE tasks as idle when it places a wake-up
+/// (measured: the round trip only fell from ~65 to ~38 µs). Between tries
+/// it yields; a yield that comes back late means another task wanted that
+/// CPU, and it lets go at once (contentions()) and sleeps until the next
+/// poke. It never spins longer than `hold` past the last poke, and sleeps on
+/// a futex otherwise. The thread starts with the object (so that no
+/// request in steady state allocates), asleep until the first poke.
+///
+/// WARNING: poke() from one thread at a time (the channel's reader).
+class Occupier {
+ public:
+  /// `hold`: how long to keep occupying after a poke (the spin budget).
+  /// Starts the thread, asleep. Never throws: without 2 allowed CPUs or a
+  /// thread, poke() returns false.
+  explicit Occupier(std::chrono::microseconds hold) noexcept;
+  Occupier(const Occupier&) = delete;
+  Occupier& operator=(const Occupier&) = delete;
+  /// Stops and joins the thread. Never throws.
+  ~Occupier();
+
+  /// Occupies every allowed CPU but `avoid_cpu` (the caller's, from
+  /// sched_getcpu) for `hold` from now. Cheap while the thread is awake (two
+  /// atomic stores); one futex wake when it sleeps. Returns false when it
+  /// cannot occupy: fewer than 2 CPUs allowed, or the thread could not start.
+  bool poke(int avoid_cpu) noexcept;
+
+  /// Times it let go because another task wanted its CPU.
+  std::uint64_t contentions() const noexcept { return contentions_.load(std::memory_order_relaxed); }
+  /// The CPU it last ran on while occupying, and the caller's CPU it was
+  /// keeping away from at that moment; -1 before it ran.
+  int cpu() const noexcept { return cpu_.load(std::memory_order_relaxed); }
+  int avoided_cpu() const noexcept { return avoided_.load(std::memory_order_relaxed); }
+  /// Total µs it spent occupying (wall time, yields included).
+  std::uint64_t occupied_us() const noexcept { return occupied_ns_.load(std::memory_order_relaxed) / 1000; }
+
+ private:
+  void run() noexcept;
+
+  std::chrono::microseconds hold_;
+  std::thread thread_;
+  bool failed_ = false;                       // could not start: never again
+  std::atomic<std::uint32_t> pokes_{0};       // futex word: bumped per poke
+  std::atomic<bool> sleeping_{false};         // the thread waits on pokes_
+  std::atomic<bool> stop_{false};
+  std::atomic<std::int64_t> until_ns_{0};     // steady_clock ns: occupy until then
+  std::atomic<int> avoid_cpu_{-1};            // the caller's CPU at the last poke
+  std::atomic<std::uint64_t> contentions_{0};
+  std::atomic<int> cpu_{-1};
+  std::atomic<int> avoided_{-1};
+  std::atomic<std::uint64_t> occupied_ns_{0};
+};
+
+}  // namespace spinrpc

@@ -1,0 +1,130 @@
+#include "channel/placement_controller.h"
+
+#include <algorithm>  // std::min, std::nth_element
+
+namespace spinrpc {
+
+PlacementController::PlacementController(Setting setting) noexcept : setting_(setting) {
+  if (setting_ == Setting::automatic) probes_ = 1;
+  if (setting_ == Setting::occupy) {
+    kept_ = Mode::occupy;
+    left_ = kMaxStayCycles;
+    enter(Phase::stay, Mode::occupy);
+  }
+}
+
+std::chrono::nanoseconds PlacementController::median() noexcept {
+  std::array<std::int64_t, kProbeCycles> copy = samples_;
+  auto* mid = copy.begin() + count_ / 2;
+  std::nth_element(copy.begin(), mid, copy.begin() + count_);
+  return std::chrono::nanoseconds(*mid);
+}
+
+bool PlacementController::occupying_pays() const noexcept {
+  return occupy_estimate_.count() * 100 < free_estimate_.count() * kMarginPercent;
+}
+
+void PlacementController::enter(Phase phase, Mode mode) noexcept {
+  if (mode != mode_) settle_ = kSettleCycles;
+  phase_ = phase;
+  mode_ = mode;
+  count_ = 0;
+  next_ = 0;
+}
+
+void PlacementController::keep(Mode chosen) noexcept {
+  if (reprobe_ || chosen != Mode::free) {
+    // A mind change resets the stay; a confirmation doubles it (fewer probes).
+    if (chosen != kept_) {
+      ++changes_;
+      stay_ = kStayCycles;
+    } else {
+      stay_ = std::min(stay_ * 2, kMaxStayCycles);
+    }
+  }
+  // A stay in occupy mode that ended calm forgives earlier contention.
+  if (reprobe_ && kept_ == Mode::occupy) backoff_ = kStayCycles;
+  kept_ = chosen;
+  reprobe_ = false;
+  left_ = stay_;
+  enter(Phase::stay, chosen);
+}
+
+PlacementController::Mode PlacementController::after_cycle(std::chrono::nanoseconds cycle) noexcept {
+  if (setting_ == Setting::off) return mode_;
+  const bool counted = cycle < kIgnoreAbove && settle_ == 0;
+  if (settle_ > 0) --settle_;
+  if (counted) {
+    samples_[next_] = cycle.count();
+    next_ = (next_ + 1) % kProbeCycles;
+    count_ = std::min(count_ + 1, kProbeCycles);
+  }
+  switch (phase_) {
+    case Phase::probe_free:
+      if (count_ < kProbeCycles) break;
+      free_estimate_ = median();
+      if (!reprobe_) {  // the first probe: occupy next
+        enter(Phase::probe_occupy, Mode::occupy);
+        break;
+      }
+      keep(occupying_pays() ? Mode::occupy : Mode::free);
+      break;
+    case Phase::probe_occupy:
+      if (count_ < kProbeCycles) break;
+      occupy_estimate_ = median();
+      keep(occupying_pays() ? Mode::occupy : Mode::free);
+      break;
+    case Phase::stay:
+    case Phase::backoff:
+      if (left_ > 0 && --left_ > 0) break;
+      if (setting_ == Setting::occupy) {  // no probing: occupy again
+        if (count_ == kProbeCycles) (kept_ == Mode::free ? free_estimate_ : occupy_estimate_) = median();
+        kept_ = Mode::occupy;
+        left_ = kMaxStayCycles;
+        enter(Phase::stay, Mode::occupy);
+        break;
+      }
+      // The stretch is over: its last window is the kept mode's estimate
+      // (unless too few cycles counted), then the other mode is probed.
+      if (count_ == kProbeCycles) (kept_ == Mode::free ? free_estimate_ : occupy_estimate_) = median();
+      reprobe_ = true;
+      ++probes_;
+      if (kept_ == Mode::free) {
+        enter(Phase::probe_occupy, Mode::occupy);
+      } else {
+        enter(Phase::probe_free, Mode::free);
+      }
+      break;
+  }
+  return mode_;
+}
+
+PlacementController::Mode PlacementController::after_contention() noexcept {
+  if (setting_ == Setting::off || mode_ != Mode::occupy) return mode_;
+  ++contentions_;
+  if (kept_ == Mode::occupy) ++changes_;
+  kept_ = Mode::free;
+  reprobe_ = false;
+  stay_ = kStayCycles;
+  left_ = backoff_;
+  backoff_ = std::min(backoff_ * 2, kMaxStayCycles);
+  enter(Phase::backoff, Mode::free);
+  return mode_;
+}
+
+const char* PlacementController::reason() const noexcept {
+  if (setting_ == Setting::off) return "off";
+  if (setting_ == Setting::occupy && phase_ == Phase::stay) return "occupy forced by the setting";
+  switch (phase_) {
+    case Phase::probe_free:
+    case Phase::probe_occupy:
+      return "probing";
+    case Phase::backoff:
+      return "backoff after contention";
+    case Phase::stay:
+      break;
+  }
+  return kept_ == Mode::occupy ? "occupying pays" : "occupying does not pay";
+}
+
+}  // namespace spinrpc

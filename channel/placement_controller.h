@@ -1,0 +1,96 @@
+#pragma once
+
+#include <array>    // std::array
+#include <chrono>   // std::chrono::nanoseconds
+#include <cstdint>  // std::uint64_t
+
+namespace spinrpc {
+
+/// Where a wait spends its spin budget, decided on live traffic; pure: no
+/// clock, no thread, no I/O (docs/PLACEMENT.md). Feed it every cycle (the
+/// time from writing a message to the peer's next message arriving) and the
+/// occupier's contention reports; it says whether the next cycle occupies.
+///
+/// - `free`: the budget is spent on our own descriptor only (the spin rule).
+/// - `occupy`: besides that, an occupier thread keeps the other CPUs busy
+///   for up to the budget after each message we write, so that the kernel
+///   finds no idle CPU to send a blocked peer's wake-up to and the peer runs
+///   on the CPU we are leaving (~2.5 µs round trip) instead of on a halted
+///   one (30-70 µs on the VMs measured).
+///
+/// It starts by probing: kProbeCycles cycles free, then kProbeCycles
+/// occupying (the first kSettleCycles after each switch are not counted:
+/// the peer needs a wake-up or two to move). Occupying is kept only when its
+/// median cycle is under kMarginPercent % of the free one: it costs a CPU, so it must
+/// pay. Then the choice stays for a stretch of cycles, doubling each time a
+/// re-probe of the other mode confirms it (kStayCycles up to kMaxStayCycles)
+/// and back to kStayCycles when the mind changes. Cycles of kIgnoreAbove or
+/// more (the peer was working or idle, not waiting on placement) are not
+/// counted. A contention report (the occupier's CPU is wanted by another
+/// task) drops to free at once and forbids occupying for a stretch that
+/// doubles with each report before a calm stretch (backoff).
+class PlacementController {
+ public:
+  enum class Mode { free, occupy };
+  enum class Phase { probe_free, probe_occupy, stay, backoff };
+
+  static constexpr unsigned kProbeCycles = 32;
+  static constexpr unsigned kSettleCycles = 4;
+  static constexpr unsigned kStayCycles = 1024;
+  static constexpr unsigned kMaxStayCycles = 65536;
+  static constexpr int kMarginPercent = 80;
+  static constexpr std::chrono::nanoseconds kIgnoreAbove{std::chrono::milliseconds(1)};
+
+  /// What the settings ask for (SPINRPC_PLACEMENT, --placement, the shim's
+  /// option): `off` is always free; `auto` probes and keeps what pays;
+  /// `occupy` always occupies (for measurements and tests) except for the
+  /// backoff after contention, which it obeys too.
+  enum class Setting { off, automatic, occupy };
+  explicit PlacementController(Setting setting) noexcept;
+
+  /// Feeds one cycle measured under mode(); returns the mode for the next.
+  Mode after_cycle(std::chrono::nanoseconds cycle) noexcept;
+  /// The occupier let go because another task wanted its CPU: free at once.
+  Mode after_contention() noexcept;
+
+  Mode mode() const noexcept { return mode_; }
+  Phase phase() const noexcept { return phase_; }
+  /// Median cycle of the last stretch measured in each mode; 0 = not yet.
+  std::chrono::nanoseconds free_estimate() const noexcept { return free_estimate_; }
+  std::chrono::nanoseconds occupy_estimate() const noexcept { return occupy_estimate_; }
+  /// Times the kept mode changed after a probe or a contention.
+  std::uint64_t changes() const noexcept { return changes_; }
+  /// Times the other mode was probed (the first probe included).
+  std::uint64_t probes() const noexcept { return probes_; }
+  /// Contention reports that made it let go.
+  std::uint64_t contentions() const noexcept { return contentions_; }
+  /// Why mode() is what it is: "off", "probing", "occupying pays",
+  /// "occupying does not pay", "backoff after contention".
+  const char* reason() const noexcept;
+
+ private:
+  void enter(Phase phase, Mode mode) noexcept;
+  void keep(Mode chosen) noexcept;
+  bool occupying_pays() const noexcept;
+  std::chrono::nanoseconds median() noexcept;
+
+  Setting setting_;
+  Mode mode_ = Mode::free;
+  Phase phase_ = Phase::probe_free;
+  Mode kept_ = Mode::free;         // the mode a stay keeps (re-probes compare against it)
+  bool reprobe_ = false;           // the probe running is a re-probe of the other mode
+  unsigned settle_ = 0;            // cycles still skipped after a switch
+  unsigned left_ = 0;              // cycles left in a stay or backoff
+  unsigned stay_ = kStayCycles;    // length of the next stay
+  unsigned backoff_ = kStayCycles;  // length of the next backoff
+  std::array<std::int64_t, kProbeCycles> samples_{};  // ns, the current window
+  unsigned count_ = 0;             // samples_ filled (a ring during a stay)
+  unsigned next_ = 0;              // ring position during a stay
+  std::chrono::nanoseconds free_estimate_{0};
+  std::chrono::nanoseconds occupy_estimate_{0};
+  std::uint64_t changes_ = 0;
+  std::uint64_t probes_ = 0;
+  std::uint64_t contentions_ = 0;
+};
+
+}  // namespace spinrpc

@@ -1,0 +1,167 @@
+// Placement through a real session (docs/PLACEMENT.md): a client that blocks
+// in read (the shim with budget 0) against spinrpc-server, whose occupier
+// keeps the other CPU busy, and lets go once other tasks want every CPU.
+// Checked through getChannelStats, never through timings.
+#include <sched.h>     // sched_setaffinity, sched_getaffinity, CPU_*
+#include <signal.h>    // ::kill, SIGKILL
+#include <sys/wait.h>  // ::waitpid
+#include <unistd.h>    // ::fork, ::_exit
+
+#include <chrono>   // std::chrono
+#include <string>   // std::string
+#include <vector>   // std::vector
+
+#include <doctest/doctest.h>
+#include <simdjson.h>
+
+#include "client-shim/sync_rpc_channel.h"
+#include "tests/support/paths.h"
+
+namespace {
+
+using namespace std::chrono_literals;
+using spinrpc::PlacementController;
+using spinrpc::SyncRpcChannel;
+using spinrpc::SyncRpcOptions;
+using spinrpc::test::bin_path;
+
+SyncRpcOptions blocking_client() {
+  SyncRpcOptions options;
+  options.spin.spin_us = 0;
+  options.spin.placement = PlacementController::Setting::off;
+  return options;
+}
+
+std::vector<int> allowed_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cpus;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return cpus;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
+  }
+  return cpus;
+}
+
+// One ordinary busy process pinned to each allowed CPU: every CPU is then
+// wanted by another task. Killed on destruction.
+class BusyEverywhere {
+ public:
+  BusyEverywhere() {
+    for (const int cpu : allowed_cpus()) {
+      const pid_t pid = ::fork();
+      REQUIRE(pid >= 0);
+      if (pid == 0) {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(cpu, &one);
+        sched_setaffinity(0, sizeof one, &one);
+        volatile unsigned long spins = 0;
+        for (;;) spins = spins + 1;
+      }
+      pids_.push_back(pid);
+    }
+  }
+  ~BusyEverywhere() {
+    for (const pid_t pid : pids_) ::kill(pid, SIGKILL);
+    for (const pid_t pid : pids_) ::waitpid(pid, nullptr, 0);
+  }
+
+ private:
+  std::vector<pid_t> pids_;
+};
+
+struct Stats {
+  std::string placement, mode, decision;
+  std::uint64_t contentions = 0;
+  std::int64_t cpu = -1, occupier_cpu = -1, occupier_avoided_cpu = -1;
+};
+
+Stats server_stats(SyncRpcChannel& channel) {
+  simdjson::dom::parser parser;
+  const simdjson::dom::element s = parser.parse(channel.request("getChannelStats", ""));
+  return {std::string(s["placement"].get_string().value()), std::string(s["placement_mode"].get_string().value()),
+          std::string(s["placement_decision"].get_string().value()),
+          s["occupier_contentions"].get_uint64().value(), s["cpu"].get_int64().value(),
+          s["occupier_cpu"].get_int64().value(), s["occupier_avoided_cpu"].get_int64().value()};
+}
+
+void echo_many(SyncRpcChannel& channel, int count) {
+  for (int i = 0; i < count; ++i) {
+    const std::string payload = "ping " + std::to_string(i);
+    REQUIRE(channel.request("echo", payload) == payload);
+  }
+}
+
+TEST_CASE("an occupying spinrpc-server keeps another CPU than its own, and lets go when every CPU is wanted" *
+          doctest::skip(allowed_cpus().size() < 2)) {
+  SyncRpcChannel channel(bin_path("spinrpc-server"), {"--api", "--spin-us", "100", "--placement=occupy"},
+                         blocking_client());
+  // Echo until the occupier has run (on a loaded machine it may wait for a
+  // CPU a while) or has had to let go already; a hang guard, not a timing.
+  const auto ran_guard = std::chrono::steady_clock::now() + 60s;
+  Stats before;
+  do {
+    echo_many(channel, 100);
+    before = server_stats(channel);
+  } while (before.occupier_cpu < 0 && before.contentions == 0 && std::chrono::steady_clock::now() < ran_guard);
+  CHECK(before.placement == "occupy");
+  // It ran away from the server's CPU (unless it already had to let go).
+  if (before.contentions == 0) {
+    CHECK(before.mode == "occupy");
+    CHECK(before.cpu >= 0);
+    CHECK(before.occupier_cpu >= 0);
+    CHECK(before.occupier_avoided_cpu >= 0);
+    CHECK(before.occupier_cpu != before.occupier_avoided_cpu);
+  }
+
+  const BusyEverywhere busy;
+  // A hang guard, not a timing: the busy loops take whole time slices, so
+  // the occupier's next yields come back late within a few of them.
+  const auto guard = std::chrono::steady_clock::now() + 60s;
+  Stats after = server_stats(channel);
+  while (after.contentions == before.contentions && std::chrono::steady_clock::now() < guard) {
+    echo_many(channel, 16);
+    after = server_stats(channel);
+  }
+  REQUIRE(after.contentions > before.contentions);
+  CHECK(after.mode == "free");
+  CHECK(after.decision == "backoff after contention");
+}
+
+TEST_CASE("spinrpc-server reports placement off with budget 0, and SPINRPC_PLACEMENT=off") {
+  {
+    SyncRpcChannel channel(bin_path("spinrpc-server"), {"--api", "--spin-us", "0"}, blocking_client());
+    echo_many(channel, 50);
+    const Stats s = server_stats(channel);
+    CHECK(s.placement == "off");
+    CHECK(s.mode == "free");
+    CHECK(s.occupier_cpu == -1);
+  }
+  {
+    SyncRpcChannel channel(bin_path("spinrpc-server"), {"--api", "--spin-us", "100", "--placement=off"},
+                           blocking_client());
+    echo_many(channel, 50);
+    const Stats s = server_stats(channel);
+    CHECK(s.placement == "off");
+    CHECK(s.decision == "off");
+    CHECK(s.occupier_cpu == -1);
+  }
+}
+
+TEST_CASE("spinrpc-server places by default: it probes, and says what it measured") {
+  SyncRpcChannel channel(bin_path("spinrpc-server"), {"--api"}, blocking_client());
+  echo_many(channel, 2 * (PlacementController::kProbeCycles + PlacementController::kSettleCycles) + 10);
+  simdjson::dom::parser parser;
+  const simdjson::dom::element s = parser.parse(channel.request("getChannelStats", ""));
+  if (std::string(s["budget_reason"].get_string().value()) != "default") return;  // TSGO_SYNC_SPIN_US set outside
+  CHECK(std::string(s["placement"].get_string().value()) == "auto");
+  CHECK(s["placement_probes"].get_uint64().value() >= 1);
+  // Both modes measured (unless the spin rule suspended on a stalled host).
+  if (s["suspensions"].get_uint64().value() == 0 && s["occupier_contentions"].get_uint64().value() == 0) {
+    CHECK(s["free_cycle_ns"].get_uint64().value() > 0);
+    CHECK(s["occupy_cycle_ns"].get_uint64().value() > 0);
+  }
+}
+
+}  // namespace

@@ -1,0 +1,180 @@
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <string>
+
+#include "channel/placement_controller.h"
+
+namespace {
+
+using namespace std::chrono_literals;
+using spinrpc::PlacementController;
+using Mode = PlacementController::Mode;
+using Phase = PlacementController::Phase;
+using Setting = PlacementController::Setting;
+
+// Synthetic cycle times (write → the peer's next message), from the figures
+// in docs/PLACEMENT.md: a blocking peer woken on a halted CPU, the same peer
+// woken where we run, a spinning peer.
+constexpr auto kApart = 60us;
+constexpr auto kTogether = 2500ns;
+constexpr auto kSpinningPeer = 1900ns;
+
+// Feeds cycles until the controller leaves `phase` (or a bound is hit);
+// `free`/`occupy` is the cycle time it measures in each mode.
+unsigned run_until_not(PlacementController& ctl, Phase phase, std::chrono::nanoseconds free,
+                       std::chrono::nanoseconds occupy, unsigned bound = 1000000) {
+  unsigned n = 0;
+  while (ctl.phase() == phase && n < bound) {
+    ctl.after_cycle(ctl.mode() == Mode::occupy ? occupy : free);
+    ++n;
+  }
+  return n;
+}
+
+void finish_first_probe(PlacementController& ctl, std::chrono::nanoseconds free,
+                        std::chrono::nanoseconds occupy) {
+  run_until_not(ctl, Phase::probe_free, free, occupy);
+  run_until_not(ctl, Phase::probe_occupy, free, occupy);
+}
+
+TEST_CASE("PlacementController off never occupies and never probes") {
+  PlacementController ctl(Setting::off);
+  for (int i = 0; i < 10000; ++i) CHECK(ctl.after_cycle(kApart) == Mode::free);
+  CHECK(ctl.after_contention() == Mode::free);
+  CHECK(ctl.probes() == 0);
+  CHECK(ctl.changes() == 0);
+  CHECK(std::string(ctl.reason()) == "off");
+}
+
+TEST_CASE("PlacementController probes free first, then occupying, settling cycles not counted") {
+  PlacementController ctl(Setting::automatic);
+  CHECK(ctl.mode() == Mode::free);
+  CHECK(std::string(ctl.reason()) == "probing");
+  const unsigned free_cycles = run_until_not(ctl, Phase::probe_free, kApart, kTogether);
+  CHECK(free_cycles == PlacementController::kProbeCycles);  // free from the start: no settling
+  CHECK(ctl.mode() == Mode::occupy);
+  CHECK(ctl.free_estimate() == kApart);
+  const unsigned occupy_cycles = run_until_not(ctl, Phase::probe_occupy, kApart, kTogether);
+  CHECK(occupy_cycles == PlacementController::kProbeCycles + PlacementController::kSettleCycles);
+}
+
+TEST_CASE("PlacementController keeps occupying when a blocking peer gets the co-located cycle") {
+  PlacementController ctl(Setting::automatic);
+  finish_first_probe(ctl, kApart, kTogether);
+  CHECK(ctl.mode() == Mode::occupy);
+  CHECK(ctl.phase() == Phase::stay);
+  CHECK(ctl.occupy_estimate() == kTogether);
+  CHECK(std::string(ctl.reason()) == "occupying pays");
+  CHECK(ctl.changes() == 1);  // from the free start to occupy
+}
+
+TEST_CASE("PlacementController stays free against a spinning peer") {
+  // Occupying only adds a thread on the spinning peer's CPU: no gain.
+  PlacementController ctl(Setting::automatic);
+  finish_first_probe(ctl, kSpinningPeer, 2200ns);
+  CHECK(ctl.mode() == Mode::free);
+  CHECK(std::string(ctl.reason()) == "occupying does not pay");
+  CHECK(ctl.changes() == 0);
+}
+
+TEST_CASE("PlacementController wants a clear gain: within the margin it stays free") {
+  PlacementController ctl(Setting::automatic);
+  finish_first_probe(ctl, 10us, 8500ns);  // 85 %: not worth a CPU
+  CHECK(ctl.mode() == Mode::free);
+}
+
+TEST_CASE("PlacementController takes medians: a few slow cycles do not decide") {
+  PlacementController ctl(Setting::automatic);
+  unsigned i = 0;
+  while (ctl.phase() != Phase::stay) {
+    const bool occupy = ctl.mode() == Mode::occupy;
+    // One cycle in eight is a 900 µs outlier in occupy mode only.
+    ctl.after_cycle(occupy ? (++i % 8 == 0 ? 900us : std::chrono::nanoseconds(kTogether)) : std::chrono::nanoseconds(kApart));
+  }
+  CHECK(ctl.mode() == Mode::occupy);
+  CHECK(ctl.occupy_estimate() == kTogether);
+}
+
+TEST_CASE("PlacementController ignores cycles of a millisecond or more (the peer was busy or idle)") {
+  PlacementController ctl(Setting::automatic);
+  for (int i = 0; i < 10000; ++i) ctl.after_cycle(5ms);
+  CHECK(ctl.phase() == Phase::probe_free);
+  CHECK(ctl.mode() == Mode::free);
+  CHECK(ctl.free_estimate() == 0ns);
+}
+
+TEST_CASE("PlacementController re-probes after a stay, doubling the stay when the choice holds") {
+  PlacementController ctl(Setting::automatic);
+  finish_first_probe(ctl, kApart, kTogether);
+  REQUIRE(ctl.mode() == Mode::occupy);
+  const unsigned first_stay = run_until_not(ctl, Phase::stay, kApart, kTogether);
+  CHECK(first_stay == PlacementController::kStayCycles);
+  CHECK(ctl.phase() == Phase::probe_free);  // the other mode
+  CHECK(ctl.probes() == 2);
+  run_until_not(ctl, Phase::probe_free, kApart, kTogether);
+  CHECK(ctl.mode() == Mode::occupy);
+  CHECK(ctl.changes() == 1);
+  const unsigned second_stay = run_until_not(ctl, Phase::stay, kApart, kTogether);
+  CHECK(second_stay == 2 * PlacementController::kStayCycles);
+}
+
+TEST_CASE("PlacementController changes its mind when the other mode turns out faster") {
+  PlacementController ctl(Setting::automatic);
+  finish_first_probe(ctl, kApart, kTogether);
+  REQUIRE(ctl.mode() == Mode::occupy);
+  // The peer starts spinning: free is now the fast one, occupying no better.
+  run_until_not(ctl, Phase::stay, kSpinningPeer, kTogether);
+  run_until_not(ctl, Phase::probe_free, kSpinningPeer, kTogether);
+  CHECK(ctl.mode() == Mode::free);
+  CHECK(ctl.changes() == 2);
+  CHECK(ctl.free_estimate() == kSpinningPeer);
+  CHECK(ctl.occupy_estimate() == kTogether);
+}
+
+TEST_CASE("PlacementController lets go at once on contention and backs off longer each time") {
+  PlacementController ctl(Setting::automatic);
+  finish_first_probe(ctl, kApart, kTogether);
+  REQUIRE(ctl.mode() == Mode::occupy);
+  CHECK(ctl.after_contention() == Mode::free);
+  CHECK(ctl.phase() == Phase::backoff);
+  CHECK(std::string(ctl.reason()) == "backoff after contention");
+  CHECK(ctl.contentions() == 1);
+  CHECK(ctl.changes() == 2);
+  const unsigned first = run_until_not(ctl, Phase::backoff, kApart, kTogether);
+  CHECK(first == PlacementController::kStayCycles);
+  CHECK(ctl.phase() == Phase::probe_occupy);
+  CHECK(ctl.after_contention() == Mode::free);  // contended again while probing
+  const unsigned second = run_until_not(ctl, Phase::backoff, kApart, kTogether);
+  CHECK(second == 2 * PlacementController::kStayCycles);
+  // A contention while free is not the occupier's: nothing changes.
+  const auto contentions = ctl.contentions();
+  run_until_not(ctl, Phase::probe_occupy, kApart, kTogether);
+  REQUIRE(ctl.mode() == Mode::occupy);
+  run_until_not(ctl, Phase::stay, kApart, kTogether, PlacementController::kStayCycles / 2);
+  CHECK(ctl.contentions() == contentions);
+}
+
+TEST_CASE("PlacementController backoff is bounded") {
+  PlacementController ctl(Setting::occupy);
+  for (int i = 0; i < 20; ++i) {
+    REQUIRE(ctl.mode() == Mode::occupy);
+    ctl.after_contention();
+    run_until_not(ctl, Phase::backoff, kApart, kTogether);
+  }
+  ctl.after_contention();
+  CHECK(run_until_not(ctl, Phase::backoff, kApart, kTogether) == PlacementController::kMaxStayCycles);
+}
+
+TEST_CASE("PlacementController occupy setting occupies without probing, obeying the backoff") {
+  PlacementController ctl(Setting::occupy);
+  CHECK(ctl.mode() == Mode::occupy);
+  CHECK(std::string(ctl.reason()) == "occupy forced by the setting");
+  for (int i = 0; i < 5000; ++i) CHECK(ctl.after_cycle(kApart) == Mode::occupy);
+  CHECK(ctl.probes() == 0);
+  CHECK(ctl.after_contention() == Mode::free);
+  run_until_not(ctl, Phase::backoff, kApart, kTogether);
+  CHECK(ctl.mode() == Mode::occupy);
+}
+
+}  // namespace

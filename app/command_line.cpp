@@ -22,7 +22,7 @@ bool parse_bool(std::string_view flag, std::string_view value) {
   for (std::string_view f : {"0", "f", "F", "false", "FALSE", "False"}) {
     if (value == f) return false;
   }
-  throw UsageError("invalid boolean value \"" + std::string(value) + "\" for -" + std::string(flag));
+  throw UsageError("invalid boolean value \"" + std::string(value) + "\" for -" + std::string(flag) + ": parse error");
 }
 
 std::size_t parse_size(std::string_view flag, std::string_view value) {
@@ -37,16 +37,17 @@ std::size_t parse_size(std::string_view flag, std::string_view value) {
 
 std::vector<std::string> parse_callbacks(std::string_view list) {
   std::vector<std::string> names;
-  while (!list.empty()) {
+  // An empty list enables none; an empty item in a list is unknown (tsgo
+  // panics on both an unknown and an empty item: docs/ASYNC.md).
+  if (list.empty()) return names;
+  for (;;) {
     const std::size_t comma = list.find(',');
     const std::string_view name = list.substr(0, comma);
-    if (!name.empty()) {
-      const auto& known = known_callbacks();
-      if (std::find(known.begin(), known.end(), name) == known.end()) {
-        throw UsageError("unknown callback name: " + std::string(name));
-      }
-      names.emplace_back(name);
+    const auto& known = known_callbacks();
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      throw UsageError("unknown callback name: " + std::string(name));
     }
+    names.emplace_back(name);
     if (comma == std::string_view::npos) break;
     list.remove_prefix(comma + 1);
   }
@@ -80,6 +81,8 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
     if (arg == "--") break;
     if (arg.size() < 2 || arg[0] != '-') break;  // first non-flag: the rest is ignored
     arg.remove_prefix(arg[1] == '-' ? 2 : 1);
+    // Go's flag package: "---x", "-=x", "--=x" are malformed.
+    if (arg.empty() || arg[0] == '-' || arg[0] == '=') throw UsageError("bad flag syntax: " + args[i]);
     const std::size_t eq = arg.find('=');
     const std::string_view name = arg.substr(0, eq);
     const std::optional<std::string_view> inline_value =
@@ -92,7 +95,9 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
     };
     const auto boolean = [&] { return inline_value ? parse_bool(name, *inline_value) : true; };
 
-    if (name == "api") line.api = boolean();
+    // tsgo looks for --api in first place only; its API flag set, which
+    // parses the rest, has no such flag (docs/ASYNC.md).
+    if (name == "api" && i == 0) line.api = boolean();
     else if (name == "help" || name == "h") line.help = true;
     else if (name == "version" || name == "v") line.version = std::string(name);
     else if (name == "timing") line.server.timing = boolean();
@@ -134,13 +139,13 @@ std::string version_text(const std::string& program) {
 const char* usage_text() {
   return R"(usage: spinrpc-server --api [flags]
 
-Serves the TypeScript 7 sync API (tsgo --api) over stdin/stdout: MessagePack
-frames, the same replies as tsgo for echo, initialize, getServerTiming and
-resetServerTiming. Exits 0 when the client closes the connection between
-messages; 1 with one line on stderr on a malformed or cut-short message, a
-reply the client did not read, or an OS error; 2 on a bad command line;
-130/143 after SIGINT/SIGTERM (created files removed; quiet unless a request
-was cut short).
+Serves the TypeScript 7 API (tsgo --api) over stdin/stdout: MessagePack
+frames (or JSON-RPC with --async), the same replies as tsgo for echo, ping,
+initialize, getServerTiming and resetServerTiming. Exits 0 when the client
+closes the connection between messages; 1 with one line on stderr on a
+malformed or cut-short message, a reply the client did not read, or an OS
+error; 2 on a bad command line; 130/143 after SIGINT/SIGTERM (created files
+removed; quiet unless a request was cut short).
 
 tsgo's flags:
   --api                 API mode (required)
@@ -150,7 +155,8 @@ tsgo's flags:
   --timing              collect per-request processing time for getServerTiming
   --pipe PATH           serve one client on a Unix domain socket at PATH
                         (a stale socket there is replaced; PATH is removed at exit)
-  --async               JSON-RPC framing (not supported: exit 2)
+  --async               JSON-RPC 2.0 with Content-Length framing instead of
+                        MessagePack (the async client's protocol; docs/ASYNC.md)
 
 spinrpc's flags:
   --fifo-in PATH        read requests from the FIFO at PATH (created 0600 if

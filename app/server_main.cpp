@@ -8,6 +8,7 @@
 #include "channel/stderr_lines.h"
 #include "app/shutdown_on_signal.h"
 #include "channel/fd_channel.h"
+#include "channel/json_rpc_channel.h"
 #include "channel/peer_closed.h"
 #include "channel/spin_config.h"
 #include "protocol/protocol_error.h"
@@ -22,7 +23,6 @@ namespace {
 
 void check_usable(const CommandLine& line, const std::string& program) {
   if (!line.api) throw UsageError("--api is required: " + program + " implements tsgo's API mode only");
-  if (line.async) throw UsageError("--async (JSON-RPC framing) is not supported");
   if (line.fifo_in.has_value() != line.fifo_out.has_value()) {
     throw UsageError("--fifo-in and --fifo-out go together");
   }
@@ -39,23 +39,25 @@ std::unique_ptr<Transport> make_transport(const CommandLine& line, CreatedFiles&
 // short of a signal (--stats).
 class StatsAtExit {
  public:
-  StatsAtExit(const FdChannel& channel, const std::string& program, bool enabled)
-      : channel_(channel), program_(program), enabled_(enabled) {}
+  StatsAtExit(const ChannelStats& stats, const std::string& program, bool enabled)
+      : stats_(stats), program_(program), enabled_(enabled) {}
   ~StatsAtExit() {
-    if (enabled_) write_stderr_before_exit(program_ + ": channel stats " + to_json(channel_.stats()) + '\n');
+    if (enabled_) write_stderr_before_exit(program_ + ": channel stats " + to_json(stats_) + '\n');
   }
 
  private:
-  const FdChannel& channel_;
+  const ChannelStats& stats_;
   const std::string& program_;
   bool enabled_;
 };
 
 // Tells the signal thread what a signal would cut short while the session
-// runs, and forgets the channel before it goes away.
+// runs, and forgets the channel before it goes away. Channel: FdChannel, or
+// JsonRpcChannel with --async (both say mid_frame()).
+template <class Channel>
 class CutShortWhileServing {
  public:
-  CutShortWhileServing(ShutdownOnSignal& shutdown, const Server& server, const FdChannel& channel)
+  CutShortWhileServing(ShutdownOnSignal& shutdown, const Server& server, const Channel& channel)
       : shutdown_(shutdown) {
     shutdown_.set_cut_short([&server, &channel]() -> const char* {
       if (server.answering()) return "answering a request";
@@ -114,9 +116,19 @@ int serve(const CommandLine& line, const std::string& program, const AddMethods&
     const std::unique_ptr<Transport> transport = make_transport(line, files);
     Connection connection = transport->accept();
     FdChannel channel(std::move(connection.in), std::move(connection.out), std::move(channel_options));
-    const StatsAtExit stats(channel, program, line.print_stats);
-    const CutShortWhileServing cut_short(shutdown, server, channel);
     try {
+      if (line.async) {
+        // The same buffered, spin-aware stream under tsgo's JSON-RPC framing.
+        Limits limits;
+        limits.max_message_bytes = line.max_message_bytes;
+        JsonRpcChannel json(std::move(channel).release_stream(), limits);
+        const StatsAtExit stats(json.stats(), program, line.print_stats);
+        const CutShortWhileServing cut_short(shutdown, server, json);
+        server.serve_async(json);
+        return 0;
+      }
+      const StatsAtExit stats(channel.stats(), program, line.print_stats);
+      const CutShortWhileServing cut_short(shutdown, server, channel);
       server.serve(channel);
       return 0;
     } catch (const ProtocolError& e) {

@@ -2,12 +2,15 @@
 // report: turns one run of the suite into bench/REPORT.md and its pictures.
 //
 //   node bench/report.mjs --bench-json FILE --latency-dir DIR --out REPORT.md
-//                         --png-dir DIR [--node-json FILE] [--command TEXT]
+//                         --png-dir DIR [--node-json FILE] [--async-json FILE]
+//                         [--json-bench-dir DIR] [--command TEXT]
 //                         [--build-dir DIR] [--smoke]
 //
 // --bench-json   spinrpc-bench's Google Benchmark JSON (--benchmark_out)
 // --latency-dir  its raw latencies (--latency_dir: one .i64 file per benchmark)
 // --node-json    bench/node/echo_latency.mjs --json output (optional)
+// --async-json   bench/node/async_echo.mjs --json output (optional)
+// --json-bench-dir  spinrpc-json-bench(-native) --json files (optional)
 // --out          the Markdown report to write
 // --png-dir      where the CDF pictures go (linked relative to --out)
 // --command      the exact command that produced the run, quoted in the report
@@ -33,6 +36,7 @@ import { dirname, resolve } from "node:path";
 import { parseArgs } from "./reporting/args.mjs";
 import { pictures } from "./reporting/pictures.mjs";
 import { loadRun } from "./reporting/run.mjs";
+import asyncMode from "./reporting/sections/async_mode.mjs";
 import echo from "./reporting/sections/echo.mjs";
 import blockingClient from "./reporting/sections/blocking_client.mjs";
 import echoTsgo from "./reporting/sections/echo_tsgo.mjs";
@@ -49,7 +53,7 @@ import transport from "./reporting/sections/transport.mjs";
 import worstCase from "./reporting/sections/worst_case.mjs";
 
 /** The report's sections, in order. */
-const SECTIONS = [intro, headline, floors, echo, echoTsgo, blockingClient, transport, interleave, sparse, slowServer, worstCase, oversubscribed, nodeClient, nodeBinding];
+const SECTIONS = [intro, headline, floors, echo, echoTsgo, blockingClient, transport, interleave, sparse, slowServer, worstCase, oversubscribed, nodeClient, nodeBinding, asyncMode];
 
 const args = parseArgs(process.argv.slice(2));
 const lines = [];

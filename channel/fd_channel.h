@@ -3,6 +3,7 @@
 #include <chrono>    // std::chrono::steady_clock
 #include <cstddef>   // std::size_t
 #include <optional>  // std::optional
+#include <utility>   // std::move
 
 #include "channel/byte_stream.h"
 #include "channel/channel_stats.h"
@@ -87,6 +88,11 @@ class FdChannel {
 
   /// The reader's counters and spin policy (docs/SPIN.md#counters).
   const ChannelStats& stats() const noexcept { return stream_.stats(); }
+
+  /// Hands the buffered, spin-aware stream under this channel to another
+  /// framing (spinrpc-server --async: JsonRpcChannel); the channel is then
+  /// empty and must only be destroyed.
+  ByteStream release_stream() && noexcept { return std::move(stream_); }
 
   /// The borrowed descriptors (owned by this channel).
   int in_fd() const noexcept { return stream_.in_fd(); }

@@ -41,9 +41,19 @@ struct Limits {
   static constexpr std::size_t kDefaultMaxMessageBytes = std::size_t{256} << 20;
 
   /// Largest whole frame (header, name and payload), in bytes, that a
-  /// decoder accepts. A frame announcing more is a ProtocolError as soon as
-  /// its length field has arrived.
+  /// decoder accepts; for JSON-RPC, the largest body. A message announcing
+  /// more is a ProtocolError as soon as its length is known, before any
+  /// buffer grows for it.
   std::size_t max_message_bytes = kDefaultMaxMessageBytes;
+
+  /// Default for max_header_bytes: 64 KiB. Real JSON-RPC clients send one
+  /// `Content-Length` line of about 20 bytes; tsgo buffers header lines
+  /// without limit (docs/ASYNC.md, "Deliberate differences").
+  static constexpr std::size_t kDefaultMaxHeaderBytes = std::size_t{64} << 10;
+
+  /// JSON-RPC only: largest header block (every line, the blank one
+  /// included), in bytes; max_message_bytes then bounds the body alone.
+  std::size_t max_header_bytes = kDefaultMaxHeaderBytes;
 };
 
 }  // namespace spinrpc

@@ -8,8 +8,12 @@
 #      spinrpc-server (server spin off / fixed / adaptive) and tsgo, through
 #      its own channel and through spinrpc's Node.js binding (node/), with
 #      the binding's sparse-request CPU, spawn and large-payload workloads;
-#   3. bench/report.mjs: the tables, ratios and CDF pictures;
-#   4. bench/workload/run.sh: the recorded aws-cdk-lib walk replayed through
+#   3. --async: bench/node/async_echo.mjs (the real async client against
+#      spinrpc-server and tsgo: sequential echoes, 10 000 in flight, 1 MiB
+#      echoes) and spinrpc-json-bench / spinrpc-json-bench-native (the decode
+#      path against a full simdjson walk of a 1 MiB body), runs alternating;
+#   4. bench/report.mjs: the tables, ratios and CDF pictures;
+#   5. bench/workload/run.sh: the recorded aws-cdk-lib walk replayed through
 #      the shim (default vs spin-off, and 1-4 at once) and the JS client; its
 #      own section of the report (bench/workload/README.md).
 #
@@ -61,12 +65,18 @@ if ((smoke)); then
   PNG_DIR="$OUT/png"
   mode=(--smoke)
   node_args=(--size 8 --count 200 --rounds 2 --warmup 20 --sparse 4 --spawn 1 --large-mib 1 --large-reps 1)
+  async_args=(--count 50 --inflight 200 --big 1 --rounds 1 --warmup 10)
+  json_bench_rounds=1
+  json_bench_args=(--min-seconds 0.02)
 else
   OUT="$ROOT/bench/out/full"
   REPORT="$ROOT/bench/REPORT.md"
   PNG_DIR="$ROOT/bench/report"
   mode=()
   node_args=(--size 8 --count 90000 --rounds 9 --warmup 1000 --sparse 1000 --spawn 6 --large-mib 1,16 --large-reps 3)
+  async_args=(--count 2000 --inflight 10000 --big 20 --rounds 5 --warmup 200)
+  json_bench_rounds=5
+  json_bench_args=(--min-seconds 0.3)
 fi
 rm -rf "$OUT"
 mkdir -p "$OUT"
@@ -105,8 +115,31 @@ else
   echo "== bench/node/echo_latency.mjs skipped: tsgo not installed at $TSGO (npm ci in tests/interop)"
 fi
 
+async_json=()
+if [[ -x "$TSGO" ]]; then
+  echo "== bench/node/async_echo.mjs ${async_args[*]}"
+  SPINRPC_TSGO="$TSGO" node "$ROOT/bench/node/async_echo.mjs" "${async_args[@]}" --json "$OUT/async_echo.json"
+  async_json=(--async-json "$OUT/async_echo.json")
+else
+  echo "== bench/node/async_echo.mjs skipped: tsgo not installed at $TSGO (npm ci in tests/interop)"
+fi
+
+# The two builds of spinrpc-json-bench alternate, one round per run, the
+# order swapping every round.
+echo "== spinrpc-json-bench, spinrpc-json-bench-native: $json_bench_rounds rounds"
+mkdir -p "$OUT/json-bench"
+for ((r = 0; r < json_bench_rounds; r++)); do
+  builds=(spinrpc-json-bench spinrpc-json-bench-native)
+  ((r % 2)) && builds=(spinrpc-json-bench-native spinrpc-json-bench)
+  for b in "${builds[@]}"; do
+    name=build; [[ "$b" == *native ]] && name=native
+    "$BUILD_DIR/bin/$b" --rounds 1 --rotate "$r" "${json_bench_args[@]}" --json "$OUT/json-bench/$name-$r.json"
+  done
+done
+
 echo "== bench/report.mjs"
-report_args=(--bench-json "$OUT/spinrpc-bench.json" --latency-dir "$OUT/latency" "${node_json[@]}"
+report_args=(--bench-json "$OUT/spinrpc-bench.json" --latency-dir "$OUT/latency" "${node_json[@]}" "${async_json[@]}"
+  --json-bench-dir "$OUT/json-bench"
   --out "$REPORT" --png-dir "$PNG_DIR" --command "$command" --build-dir "$BUILD_DIR")
 ((smoke)) && report_args+=(--smoke)
 node "$ROOT/bench/report.mjs" "${report_args[@]}"

@@ -12,13 +12,14 @@
 # tests/fuzz/corpus/<target>/crash-<what> so it stays a regression test.
 # Prints executions per target; exits non-zero if any target found something.
 #   SPINRPC_FUZZ_BUILD_DIR  build directory (default: <repo>/build-fuzz)
-#   SPINRPC_FUZZ_TARGETS    targets to run (default: "decode_frame server_serve")
+#   SPINRPC_FUZZ_TARGETS    targets to run (default: all four, "decode_frame server_serve
+#                           json_rpc_decode server_serve_async")
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${SPINRPC_FUZZ_BUILD_DIR:-$ROOT/build-fuzz}"
 SECONDS_PER_TARGET="${1:-60}"
-TARGETS=(${SPINRPC_FUZZ_TARGETS:-decode_frame server_serve})
+TARGETS=(${SPINRPC_FUZZ_TARGETS:-decode_frame server_serve json_rpc_decode server_serve_async})
 
 if ! [[ "$SECONDS_PER_TARGET" =~ ^[0-9]+$ ]] || ((SECONDS_PER_TARGET < 1)); then
   echo "usage: scripts/fuzz.sh [SECONDS]  (seconds per target, a whole number >= 1)" >&2

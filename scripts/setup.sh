@@ -15,6 +15,8 @@ PACKAGES=(
   build-essential cmake ninja-build
   libmsgpack-cxx-dev libsimdjson-dev libboost-dev doctest-dev libbenchmark-dev
   libicu-dev gnuplot-nox
+  # The independent JSON parser the async-mode tests check simdjson's output with.
+  nlohmann-json3-dev
   # Hardening (docs/HARDENING.md): clang++ and libFuzzer for scripts/fuzz.sh,
   # llvm-symbolizer for readable sanitizer reports.
   clang libclang-rt-14-dev llvm

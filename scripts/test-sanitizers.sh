@@ -51,11 +51,16 @@ if configure_and_build "$ASAN_DIR" "$ASAN_FLAGS"; then
     export ASAN_OPTIONS="detect_leaks=1:exitcode=86:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1"
     export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:exitcode=87"
     export LSAN_OPTIONS="exitcode=86"
+    # ASan's frames are large: the async decoder's recursive walk needs more
+    # than the default 8 MiB stack for tsgo's 10000 nesting levels
+    # (protocol/json_rpc.h).
+    ulimit -s 262144 2>/dev/null || ulimit -s unlimited 2>/dev/null || true
     status=0
     echo "== ctest under ASan + UBSan"
     ctest --test-dir "$ASAN_DIR" --output-on-failure || status=1
     if [[ "${SPINRPC_SKIP_INTEROP:-0}" != 1 ]]; then
       echo "== npm test (tests/interop) against the ASan spinrpc-server"
+      # Both modes; the scripted peers beside it (tests/interop/peers.mjs) are ASan builds too.
       (cd "$ROOT/tests/interop" && SPINRPC_SERVER="$ASAN_DIR/bin/spinrpc-server" npm test) || status=1
     fi
     exit "$status"

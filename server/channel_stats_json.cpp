@@ -1,6 +1,6 @@
 #include "server/channel_stats_json.h"
 
-#include "server/go_format.h"
+#include "protocol/go_format.h"
 
 namespace spinrpc {
 

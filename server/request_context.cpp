@@ -5,13 +5,26 @@
 
 #include "channel/fd_channel.h"
 #include "channel/peer_closed.h"
+#include "protocol/go_format.h"
 #include "protocol/remote_error.h"
+#include "server/async_session.h"
 #include "server/client_frames.h"
-#include "server/go_format.h"
 
 namespace spinrpc {
 
 ByteView RequestContext::call(std::string_view callback, ByteView arguments) {
+  if (async_ != nullptr) {
+    try {
+      return as_bytes(async_->call(callback, as_text(arguments)));
+    } catch (const RemoteError&) {
+      throw;  // the client's error response: this request fails
+    } catch (const std::invalid_argument&) {
+      throw;  // arguments that are not JSON: nothing was sent
+    } catch (...) {
+      channel_failure_ = std::current_exception();
+      throw;
+    }
+  }
   FrameView reply;
   try {
     channel_->write_frame(MessageType::Call, as_bytes(callback), arguments);
@@ -47,6 +60,8 @@ std::string_view RequestContext::call(std::string_view callback, std::string_vie
   return as_text(call(callback, as_bytes(arguments)));
 }
 
-const ChannelStats& RequestContext::channel_stats() const noexcept { return channel_->stats(); }
+const ChannelStats& RequestContext::channel_stats() const noexcept {
+  return async_ != nullptr ? async_->channel.stats() : channel_->stats();
+}
 
 }  // namespace spinrpc

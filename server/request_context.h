@@ -10,6 +10,9 @@
 namespace spinrpc {
 
 class FdChannel;
+namespace detail {
+struct AsyncSession;
+}
 
 /// What a handler sees of one Request, and how it answers. A handler runs on
 /// the server's only thread, between reading the Request and writing its
@@ -23,6 +26,14 @@ class RequestContext {
   RequestContext(FdChannel& channel, std::string_view method, ByteView payload,
                  std::string& reply) noexcept
       : channel_(&channel), method_(method), payload_(payload), reply_(&reply) {
+    reply_->clear();
+  }
+  /// One request of an async session (Server::serve_async): `payload` is
+  /// its params as JSON text in tsgo's output form; call() goes to the
+  /// session's client as a JSON-RPC request.
+  RequestContext(detail::AsyncSession& session, std::string_view method, ByteView payload,
+                 std::string& reply) noexcept
+      : async_(&session), method_(method), payload_(payload), reply_(&reply) {
     reply_->clear();
   }
   RequestContext(const RequestContext&) = delete;
@@ -43,6 +54,10 @@ class RequestContext {
   /// named `callback` (tsgo: `api: unexpected message while waiting for
   /// "NAME" response`; the Request then fails and the server serves on);
   /// PeerClosed and ProtocolError as FdChannel does (the server then ends).
+  /// In async mode (Server::serve_async) `arguments` and the result are JSON
+  /// text; the call is a JSON-RPC request with id "apiN", an error response
+  /// is RemoteError "api: remote error [CODE]: MESSAGE", and requests that
+  /// arrive meanwhile are answered after this one.
   ByteView call(std::string_view callback, ByteView arguments);
   std::string_view call(std::string_view callback, std::string_view arguments);
 
@@ -69,7 +84,8 @@ class RequestContext {
   const std::exception_ptr& channel_failure() const noexcept { return channel_failure_; }
 
  private:
-  FdChannel* channel_;                      // the request's channel
+  FdChannel* channel_ = nullptr;            // the request's channel (sync mode)
+  detail::AsyncSession* async_ = nullptr;   // the request's session (async mode)
   std::string_view method_;                 // view into the held Request frame
   ByteView payload_;                        // view into the held Request frame
   std::string* reply_;                      // the caller's reused buffer

@@ -11,7 +11,7 @@
 #include "protocol/protocol_error.h"
 #include "server/channel_stats_json.h"
 #include "server/client_frames.h"
-#include "server/go_format.h"
+#include "protocol/go_format.h"
 
 namespace spinrpc {
 namespace {
@@ -36,6 +36,8 @@ Server::Server(ServerOptions options) : options_(std::move(options)), timing_(op
   reply_.reserve(kReservedReplyBytes);
 
   on("echo", [](RequestContext& ctx) { ctx.reply_view(ctx.payload()); });
+  // tsgo's undocumented liveness check, in both modes: "pong" whatever the params.
+  on("ping", [](RequestContext& ctx) { ctx.reply_view(as_bytes(R"("pong")")); });
   // Not tsgo's: the spin counters of this server's reader (docs/SPIN.md#counters).
   on("getChannelStats", [](RequestContext& ctx) { append_json(ctx.reply(), ctx.channel_stats()); });
   // initialize ignores its payload (tsgo answers null, {} and empty alike).
@@ -94,13 +96,22 @@ void Server::dispatch(FdChannel& channel, std::string_view method, ByteView payl
     return;
   }
 
+  // The request's name and payload must survive the handler's Calls.
+  const FdChannel::Hold hold = channel.hold_frame();
+  RequestContext ctx(channel, method, payload, reply_);
+  if (run(ctx)) {
+    channel.write_frame(MessageType::Response, name, ctx.response_payload());
+  } else {
+    channel.write_frame(MessageType::Error, name, as_bytes(error_text_));
+  }
+}
+
+bool Server::run(RequestContext& ctx) {
+  const std::string_view method = ctx.method();
   const auto wall_start = timing_.enabled() ? std::chrono::system_clock::now()
                                             : std::chrono::system_clock::time_point{};
   const auto start = timing_.enabled() ? std::chrono::steady_clock::now()
                                        : std::chrono::steady_clock::time_point{};
-  // The request's name and payload must survive the handler's Calls.
-  const FdChannel::Hold hold = channel.hold_frame();
-  RequestContext ctx(channel, method, payload, reply_);
 
   bool failed = true;
   const auto handler = handlers_.find(method);
@@ -128,11 +139,7 @@ void Server::dispatch(FdChannel& channel, std::string_view method, ByteView payl
   if (timing_.enabled()) {
     timing_.record(method, std::chrono::steady_clock::now() - start, wall_start);
   }
-  if (failed) {
-    channel.write_frame(MessageType::Error, name, as_bytes(error_text_));
-  } else {
-    channel.write_frame(MessageType::Response, name, ctx.response_payload());
-  }
+  return !failed;
 }
 
 bool detect_case_sensitivity() {

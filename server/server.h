@@ -16,6 +16,10 @@
 namespace spinrpc {
 
 class FdChannel;
+class JsonRpcChannel;
+namespace detail {
+struct AsyncSession;
+}
 
 /// Answers one Request: reads ctx.payload(), writes ctx.reply() (or calls
 /// ctx.reply_view()), may ctx.call() the client. An exception becomes an
@@ -69,6 +73,18 @@ class Server {
   /// spinrpc-server's signal thread asks whether a signal cuts a request
   /// short.
   bool answering() const noexcept { return answering_.get(); }
+  /// Serves the same methods over tsgo's async protocol (JSON-RPC with
+  /// Content-Length framing, docs/ASYNC.md) until the client closes the
+  /// connection between messages. Handlers see params as JSON text in
+  /// tsgo's output form and return JSON text, which is re-encoded the way
+  /// tsgo encodes results (a result that is not one JSON value becomes an
+  /// error reply); RequestContext::call sends a JSON-RPC request with the id
+  /// "api1", "api2", …. Requests are answered one at a time, in the order
+  /// they arrive; those that arrive while a call is pending wait for it.
+  /// Throws ProtocolError with the one stderr line for a malformed header,
+  /// a body that breaks the JSON rules, or EOF inside a message;
+  /// std::system_error from the OS.
+  void serve_async(JsonRpcChannel& channel);
 
  private:
   struct StringHash {
@@ -76,6 +92,10 @@ class Server {
     std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
   };
   void dispatch(FdChannel& channel, std::string_view method, ByteView payload);
+  void dispatch_async(detail::AsyncSession& session);
+  // Runs the handler for ctx.method() and records its time; false means
+  // error_text_ holds the Error payload.
+  bool run(RequestContext& ctx);
 
   // Room for the built-in replies from the start (getChannelStats' JSON is
   // ~250 bytes and grows as its counters gain digits), so no reply
@@ -87,6 +107,7 @@ class Server {
   ServerTiming timing_;
   std::string reply_;       // RequestContext::reply(), reused across requests
   std::string error_text_;  // reused for Error payloads
+  std::string out_;         // reused for async replies
   CrossThreadFlag answering_;  // see answering()
 };
 

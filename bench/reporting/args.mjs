@@ -2,12 +2,12 @@
 
 function usage(msg) {
   if (msg) console.error(`report: ${msg}`);
-  console.error("usage: node bench/report.mjs --bench-json FILE --latency-dir DIR --out REPORT.md --png-dir DIR [--node-json FILE] [--command TEXT] [--build-dir DIR] [--smoke]");
+  console.error("usage: node bench/report.mjs --bench-json FILE --latency-dir DIR --out REPORT.md --png-dir DIR [--node-json FILE] [--async-json FILE] [--json-bench-dir DIR] [--command TEXT] [--build-dir DIR] [--smoke]");
   process.exit(2);
 }
 export function parseArgs(argv) {
   const args = { smoke: false };
-  const keys = { "--bench-json": "benchJson", "--latency-dir": "latencyDir", "--node-json": "nodeJson", "--out": "out", "--png-dir": "pngDir", "--command": "command", "--build-dir": "buildDir" };
+  const keys = { "--bench-json": "benchJson", "--latency-dir": "latencyDir", "--node-json": "nodeJson", "--async-json": "asyncJson", "--json-bench-dir": "jsonBenchDir", "--out": "out", "--png-dir": "pngDir", "--command": "command", "--build-dir": "buildDir" };
   for (let i = 0; i < argv.length; i++) {
     let [k, v] = argv[i].split(/=(.*)/s, 2);
     if (k === "--smoke") { args.smoke = true; continue; }

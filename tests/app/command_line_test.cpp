@@ -43,7 +43,7 @@ TEST_CASE("parse_command_line takes strconv.ParseBool's spellings for a boolean 
     CAPTURE(no);
     CHECK_FALSE(parse({"--api", std::string("--timing=") + no}).server.timing);
   }
-  CHECK_THROWS_WITH_AS(parse({"--api", "--timing=yes"}), "invalid boolean value \"yes\" for -timing",
+  CHECK_THROWS_WITH_AS(parse({"--api", "--timing=yes"}), "invalid boolean value \"yes\" for -timing: parse error",
                        UsageError);
 }
 
@@ -74,9 +74,18 @@ TEST_CASE("parse_command_line refuses a bad command line with one line for the u
   }
 }
 
-TEST_CASE("parse_command_line skips empty names in --callbacks") {
-  CHECK(parse({"--api", "--callbacks=,fileExists,,"}).server.callbacks ==
-        std::vector<std::string>{"fileExists"});
+TEST_CASE("parse_command_line: an empty --callbacks enables none; an empty item is unknown (tsgo panics)") {
+  CHECK(parse({"--api", "--callbacks="}).server.callbacks.empty());
+  for (const char* list : {"--callbacks=,fileExists", "--callbacks=readFile,,realpath", "--callbacks=readFile,"}) {
+    CAPTURE(list);
+    CHECK_THROWS_WITH_AS(parse({"--api", list}), "unknown callback name: ", UsageError);
+  }
+}
+
+TEST_CASE("parse_command_line: --api counts in first place only; Go's bad flag syntax") {
+  CHECK_THROWS_WITH_AS(parse({"--api", "--api"}), "flag provided but not defined: -api", UsageError);
+  CHECK_THROWS_WITH_AS(parse({"--api", "---cwd", "x"}), "bad flag syntax: ---cwd", UsageError);
+  CHECK_THROWS_WITH_AS(parse({"--api", "-=x"}), "bad flag syntax: -=x", UsageError);
 }
 
 TEST_CASE("parse_command_line reads spinrpc's transport, limit and help flags") {

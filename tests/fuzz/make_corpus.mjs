@@ -141,9 +141,75 @@ for (const p of ["readFile", "realpath", "", "eadFile", "readFile,realpath", ",r
   add(streams, `hasCallback-${p.replace(/,/g, "_") || "empty"}`, request("hasCallback", p));
 }
 
+// ── async mode: Content-Length framing and JSON-RPC bodies (docs/ASYNC.md) ──
+const jsonRpc = [];
+const lsp = (body) => { const b = buf(body); return bytes(`Content-Length: ${b.length}\r\n\r\n`, b); };
+const rpc = (id, method, params) => JSON.stringify(params === undefined ? { jsonrpc: "2.0", id, method } : { jsonrpc: "2.0", id, method, params });
+const bodies = {
+  "echo-object": rpc(1, "echo", { hello: "wörld", n: [1, 2.5] }),
+  "echo-null": rpc(2, "echo", [null]),
+  "ping": rpc(3, "ping", [null]),
+  "initialize": rpc(0, "initialize", [null]),
+  "unknown": rpc(4, "noSuchMethod", {}),
+  "timing": rpc(5, "getServerTiming", [null]),
+  "string-id": rpc("x\u00e9", "echo", "s"),
+  "empty-id": '{"jsonrpc":"2.0","id":"","method":"ping"}',
+  "response": '{"jsonrpc":"2.0","id":"api1","result":{"content":"x"}}',
+  "error-response": '{"jsonrpc":"2.0","id":"api2","error":{"code":-32601,"message":"Unhandled method fileExists"}}',
+  "notification": '{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":1}}',
+  "null": "null", "empty-object": "{}", "batch": '[{"jsonrpc":"2.0","id":1,"method":"ping"}]',
+  "spaced": '{"jsonrpc":"2.0","id":1,"method":"echo","params": {\r\n "a" :\t1 ,\n "b" : [ true , false , null ] } }',
+  "escapes": '{"jsonrpc":"2.0","id":1,"method":"echo","params":"\\u003c\\u003e\\u0026 \\/ \\u00e9 \\u2028 \\uD83D\\uDE00 \\t\\u0001"}',
+  "numbers": '{"jsonrpc":"2.0","id":1,"method":"echo","params":[1.50e+10,1E+2,0.1e-2,-0,-0.0e-0,1e400,123456789012345678901234567890]}',
+  "dup": '{"jsonrpc":"2.0","id":1,"method":"echo","params":{"a":1,"\\u0061":2}}',
+  "bad-version": '{"jsonrpc":"1.0","id":1,"method":"ping"}',
+  "float-id": '{"jsonrpc":"2.0","id":1.5,"method":"ping"}',
+  "big-id": '{"jsonrpc":"2.0","id":2147483648,"method":"ping"}',
+  "lone-surrogate": '{"jsonrpc":"2.0","id":1,"method":"echo","params":"\\ud800"}',
+  "trailing": '{"jsonrpc":"2.0","id":1,"method":"ping"} x',
+  "deep": '{"jsonrpc":"2.0","id":1,"method":"echo","params":' + "[".repeat(300) + "]".repeat(300) + "}",
+};
+for (const [name, body] of Object.entries(bodies)) add(jsonRpc, `async-${name}`, lsp(body));
+add(jsonRpc, "async-two-in-one", bytes(lsp(bodies["echo-object"]), lsp(bodies.ping)));
+add(jsonRpc, "async-bom", lsp(bytes([0xef, 0xbb, 0xbf], "{}")));
+add(jsonRpc, "async-invalid-utf8", lsp(bytes('{"jsonrpc":"2.0","id":1,"method":"echo","params":"', [0xff], '"}')));
+for (const [name, header] of Object.entries({
+  "garbage": "Garbage\r\n", "lf-only-end": "Content-Length: 2\n\n{}", "lf-line": "Content-Length: 2\n\r\n{}",
+  "lowercase": "content-length: 2\r\n\r\n{}", "zero": "Content-Length: 0\r\n\r\n", "negative": "Content-Length: -5\r\n\r\n",
+  "hex": "Content-Length: 0x33\r\n\r\n", "huge": "Content-Length: 9223372036854775807\r\n\r\n",
+  "overflow": "Content-Length: 9223372036854775808\r\n\r\n", "two-lengths": "Content-Length: 9\r\nContent-Length: 2\r\n\r\n{}",
+  "content-type": "Content-Type: application/vscode-jsonrpc; charset=utf-8\r\nContent-Length: 2\r\n\r\n{}",
+  "nbsp": "Content-Length:\u00a02\r\n\r\n{}", "eof-in-header": "Content-Len", "eof-after-block": "Content-Length: 5\r\n\r\n",
+  "eof-in-body": "Content-Length: 5\r\n\r\n{}", "short": "Content-Length: 3\r\n\r\n{}}", "cr-only": "Content-Length: 2\r\r\r{}",
+})) add(jsonRpc, `async-header-${name}`, header);
+
+// Whole async sessions for server_serve_async: the server's calls to the
+// client (tests/fuzz/server_serve_async_fuzz.cpp's handlers) and their answers.
+const asyncSessions = [];
+const call = (id, method, params = '"/x"') => lsp(rpc(id, method, JSON.parse(params)));
+const answer = (n, result) => lsp(`{"jsonrpc":"2.0","id":"api${n}","result":${result}}`);
+const errorAnswer = (n) => lsp(`{"jsonrpc":"2.0","id":"api${n}","error":{"code":-32601,"message":"Unhandled method readFile"}}`);
+for (const [name, input] of Object.entries({
+  "callback-answered": bytes(call(1, "callback"), answer(1, '{"content":"x"}'), lsp(bodies.ping)),
+  "callback-error": bytes(call(1, "callback"), errorAnswer(1)),
+  "callback-eof": call(1, "callback"),
+  "callback-eof-in-answer": bytes(call(1, "callback"), "Content-Length: 40\r\n\r\n{\"jsonrpc\""),
+  "callback-malformed-answer": bytes(call(1, "callback"), lsp('{"jsonrpc":"2.0","id":"api1","result":[1,]}')),
+  "callback-request-meanwhile": bytes(call(1, "callback"), lsp(bodies["echo-object"]), answer(1, "null"), lsp(bodies.ping)),
+  "callback-stray-answers": bytes(call(1, "callback"), answer(9, "1"), lsp('{"jsonrpc":"2.0","id":1,"result":2}'), lsp(bodies.notification), answer(1, '"r"')),
+  "callback-loop": bytes(call(1, "callbackLoop", '{"p":[1,2]}'), answer(1, "true"), errorAnswer(2), answer(3, "false"), answer(4, "null")),
+  "swallow-eof": call(1, "swallow"),
+  "swallow-answered": bytes(call(1, "swallow"), answer(1, "1"), errorAnswer(2), answer(3, '"x"')),
+  "throw": call(1, "throw", '"boom"'),
+  "not-json-result": call(1, "notJson", "null"),
+  "timing-reset": bytes(lsp(bodies.ping), lsp(rpc(2, "resetServerTiming", [null])), lsp(bodies.timing)),
+})) add(asyncSessions, `session-${name}`, input);
+
 // ── write ─────────────────────────────────────────────────────────────
 write("decode_frame", framing);
+write("json_rpc_decode", jsonRpc);
 write("server_serve", [...framing, ...streams]);
+write("server_serve_async", [...jsonRpc, ...asyncSessions]);
 
 function write(target, list) {
   const dir = join(here, "corpus", target);

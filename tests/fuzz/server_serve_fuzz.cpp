@@ -25,8 +25,7 @@
 //   throwInt       throws 42 (not a std::exception)
 //   hasCallback    replies whether the client announced callback <payload>
 #include <fcntl.h>     // ::open, O_WRONLY, O_CLOEXEC, F_DUPFD_CLOEXEC
-#include <sys/mman.h>  // ::memfd_create, MFD_CLOEXEC
-#include <unistd.h>    // ::write, ::lseek, ::read, ::close
+#include <unistd.h>    // ::lseek, ::close
 
 #include <chrono>        // std::chrono::microseconds
 #include <cstddef>       // std::byte, std::size_t
@@ -42,6 +41,7 @@
 #include "channel/peer_closed.h"
 #include "callback_list.h"
 #include "fuzz_check.h"
+#include "memfd_io.h"
 #include "protocol/frame_decoder.h"
 #include "protocol/protocol_error.h"
 #include "protocol/remote_error.h"
@@ -51,6 +51,9 @@ namespace {
 
 using spinrpc::ByteView;
 using spinrpc::RequestContext;
+using spinrpc::fuzz::make_memfd;
+using spinrpc::fuzz::read_back;
+using spinrpc::fuzz::write_all;
 
 // Frames over 1 MiB are refused: fuzz inputs are small, and the default
 // 256 MiB would only make an announced length cost a 256 MiB reservation.
@@ -128,39 +131,12 @@ void add_handlers(spinrpc::Server& server, Session& session) {
   });
 }
 
-int make_memfd(const char* name) {
-  const int fd = ::memfd_create(name, MFD_CLOEXEC);
-  FUZZ_CHECK(fd >= 0, "memfd_create");
-  return fd;
-}
-
-void write_all(int fd, ByteView bytes) {
-  std::size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    FUZZ_CHECK(n > 0, "write to a memfd");
-    done += static_cast<std::size_t>(n);
-  }
-}
-
-std::vector<std::byte> read_back(int fd) {
-  std::vector<std::byte> bytes;
-  FUZZ_CHECK(::lseek(fd, 0, SEEK_SET) == 0, "lseek on a memfd");
-  std::byte chunk[65536];
-  for (;;) {
-    const ssize_t n = ::read(fd, chunk, sizeof chunk);
-    FUZZ_CHECK(n >= 0, "read from a memfd");
-    if (n == 0) return bytes;
-    bytes.insert(bytes.end(), chunk, chunk + n);
-  }
-}
-
 struct Run {
   enum class End { Returned, ProtocolError, PeerClosed } end;
   std::string message;
   bool inside_field = false;
   bool call_failed_fatally = false;
-  std::vector<std::byte> output;  // empty when written to /dev/null
+  std::string output;  // empty when written to /dev/null
 };
 
 // One whole session: a fresh Server and channel over the input.

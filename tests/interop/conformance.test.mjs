@@ -249,6 +249,11 @@ add({ name: "mixed sequence", input: bytes(echoReq("a"), request("initialize", "
 for (const p of ["null", "", "{}", "42", "not json"]) {
   add({ name: `initialize with payload ${JSON.stringify(p)}`, input: request("initialize", p) });
 }
+// ping: tsgo's undocumented liveness check, "pong" whatever the payload.
+for (const p of ["", "null", "[null]", "{}", "not json"]) {
+  add({ name: `ping with payload ${JSON.stringify(p)}`, input: request("ping", p), pin: { status: 0, stderr: "", stdout: frame(T.Response, "ping", '"pong"') } });
+}
+add({ name: "ping between echoes, and Ping (unknown)", input: bytes(echoReq("a"), request("ping", ""), request("Ping", ""), echoReq("b")) });
 for (const m of ["getServerTiming", "resetServerTiming"]) {
   for (const p of ["", "null", "{}"]) add({ name: `${m} without --timing, payload ${JSON.stringify(p)}`, input: request(m, p) });
 }
@@ -442,6 +447,7 @@ const timingCases = [
     input: bytes(echoReq("1"), request("nope", ""), initReq, request("getServerTiming", ""), echoReq("2"), echoReq("3"), request("x", ""), echoReq("4"),
       request("getServerTiming", ""), request("resetServerTiming", ""), echoReq("5"), request("getServerTiming", "")) },
   { name: "getServerTiming first, nothing counted yet", input: request("getServerTiming", "") },
+  { name: "ping is counted", input: bytes(request("ping", ""), echoReq("x"), request("getServerTiming", "")) },
   { name: "odd method names inside the timing JSON", input: bytes(...['a"b', "x\ny", "<>&", "\u2028\u007f\u0001", Buffer.from([0xff, 0x41])].map((m) => request(m, "")), request("getServerTiming", "")) },
   { name: "1000 echoes then getServerTiming", input: bytes(...Array.from({ length: 1000 }, (_, i) => echoReq(`${i}`)), request("getServerTiming", "")) },
   { name: "--timing=true", args: ["--api", "--timing=true"], input: bytes(echoReq("a"), request("getServerTiming", "")) },

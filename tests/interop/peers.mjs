@@ -28,6 +28,10 @@ export function tsgoPeer() { return peers()[1]; }
 export function scriptedPeer() {
   return { name: "scripted_peer", path: join(dirname(spinrpcPeer().path), "scripted_peer") };
 }
+/** tests/peers' scripted_server (spinrpc-server's command line, --async too), beside it as well. */
+export function scriptedServer() {
+  return { name: "scripted_server", path: join(dirname(spinrpcPeer().path), "scripted_server") };
+}
 
 /**
  * Everything the sync clients do is synchronous: a hung server would block

@@ -8,6 +8,8 @@
 #include <string>       // std::string
 #include <string_view>  // std::string_view
 
+#include <nlohmann/json.hpp>
+
 #include "protocol/remote_error.h"
 #include "server/server.h"
 
@@ -54,6 +56,18 @@ void add_scripted_methods(spinrpc::Server& server) {
   });
   server.on("neverAnswer", [](spinrpc::RequestContext&) {
     for (;;) ::pause();  // until a signal ends the process
+  });
+  server.on("callFs", [](spinrpc::RequestContext& ctx) {
+    const nlohmann::json params = nlohmann::json::parse(ctx.payload_text());
+    std::string& reply = ctx.reply();
+    reply = "[";
+    for (const nlohmann::json& call : params.at("calls")) {
+      const std::string name = call.at(0).get<std::string>();
+      const std::string_view result = ctx.call(name, std::string_view(call.at(1).dump()));
+      if (reply.size() > 1) reply += ',';
+      reply += result;
+    }
+    reply += ']';
   });
   server.on("exitNow", [](spinrpc::RequestContext&) { std::_Exit(3); });
 }

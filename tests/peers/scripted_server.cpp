@@ -9,8 +9,9 @@
 #include "tests/peers/scripted_methods.h"
 
 int main(int argc, char** argv) {
-  std::vector<std::string> args{"--api"};
-  args.insert(args.end(), argv + 1, argv + argc);
+  // --api implied, unless the caller (the async client) gives it itself.
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args.front() != "--api") args.insert(args.begin(), "--api");
   return spinrpc::run_server_main("scripted_server", args,
                                   [](spinrpc::Server& server, const spinrpc::CommandLine&) {
                                     add_scripted_methods(server);

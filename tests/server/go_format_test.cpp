@@ -11,7 +11,7 @@
 
 #include "client-shim/sync_rpc_channel.h"
 #include "protocol/remote_error.h"
-#include "server/go_format.h"
+#include "protocol/go_format.h"
 #include "tests/support/paths.h"  // tsgo_path
 
 namespace {

@@ -24,6 +24,19 @@ void append_go_quoted(std::string& out, std::string_view text);
 /// U+2028 escaping). Measured against tsgo 7.0.0-dev.20260707.2.
 void append_json_string(std::string& out, std::string_view text);
 
+/// Appends the inside of a JSON string (no quotes) with the fewest escapes,
+/// as tsgo writes them (docs/ASYNC.md, "Replies"): `"` and `\` get a
+/// backslash, U+0000–U+001F use \b \f \n \r \t or \u00xx (lower-case hex),
+/// every other byte is copied. `utf8` must be valid UTF-8 (the JSON-RPC
+/// decoder's strings are); append_json_string handles arbitrary bytes.
+void append_json_escaped(std::string& out, std::string_view utf8);
+
+/// Go's strings.TrimSpace: strips leading and trailing runes with the
+/// Unicode White_Space property (ASCII \t \n \v \f \r space, U+0085,
+/// U+00A0, U+1680, U+2000–U+200A, U+2028, U+2029, U+202F, U+205F, U+3000).
+/// An invalid UTF-8 byte is not white space. Returns a view into `text`.
+std::string_view go_trim_space(std::string_view text);
+
 /// Appends a float64 as Go's encoding/json does: the shortest decimal that
 /// reads back the same, in plain notation for 1e-6 <= |v| < 1e21 (and 0),
 /// otherwise in exponent notation with Go's exponent form ("1e-7", "1e+21").

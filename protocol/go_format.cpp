@@ -1,4 +1,4 @@
-#include "server/go_format.h"
+#include "protocol/go_format.h"
 
 #include <charconv>      // std::to_chars
 #include <cmath>         // std::fabs
@@ -109,14 +109,39 @@ void append_go_quoted(std::string& out, std::string_view text) {
 
 void append_json_string(std::string& out, std::string_view text) {
   out += '"';
+  std::size_t run = 0;  // start of the valid UTF-8 not yet written
   for (std::size_t i = 0; i < text.size();) {
-    const auto c = static_cast<std::uint8_t>(text[i]);
-    if (c >= 0x80) {
-      const Rune rune = decode_rune(text, i);
-      out.append(rune.valid ? text.substr(i, rune.width) : std::string_view("\xef\xbf\xbd"));
-      i += rune.width;
+    if (static_cast<std::uint8_t>(text[i]) < 0x80) {
+      ++i;
       continue;
     }
+    const Rune rune = decode_rune(text, i);
+    if (!rune.valid) {
+      append_json_escaped(out, text.substr(run, i - run));
+      out += "\xef\xbf\xbd";
+      run = i + rune.width;
+    }
+    i += rune.width;
+  }
+  append_json_escaped(out, text.substr(run));
+  out += '"';
+}
+
+void append_json_escaped(std::string& out, std::string_view utf8) {
+  // Bytes that need an escape: '"', '\\' and the C0 controls. Everything
+  // else, multi-byte sequences included, is copied in runs.
+  const char* p = utf8.data();
+  const char* const end = p + utf8.size();
+  while (p < end) {
+    const char* q = p;
+    while (q < end) {
+      const auto c = static_cast<std::uint8_t>(*q);
+      if (c < 0x20 || c == '"' || c == '\\') break;
+      ++q;
+    }
+    out.append(p, q);
+    if (q == end) return;
+    const auto c = static_cast<std::uint8_t>(*q);
     switch (c) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;
@@ -126,16 +151,41 @@ void append_json_string(std::string& out, std::string_view text) {
       case '\r': out += "\\r"; break;
       case '\t': out += "\\t"; break;
       default:
-        if (c < 0x20) {
-          out += "\\u00";
-          append_hex(out, c, 2);
-        } else {
-          out += static_cast<char>(c);
-        }
+        out += "\\u00";
+        append_hex(out, c, 2);
     }
-    ++i;
+    p = q + 1;
   }
-  out += '"';
+}
+
+std::string_view go_trim_space(std::string_view text) {
+  // unicode.IsSpace: the ASCII six, U+0085, U+00A0 and the other White_Space runes.
+  const auto is_space = [](char32_t r) {
+    switch (r) {
+      case '\t': case '\n': case '\v': case '\f': case '\r': case ' ':
+      case 0x85: case 0xa0: case 0x1680: case 0x2028: case 0x2029: case 0x202f:
+      case 0x205f: case 0x3000:
+        return true;
+      default:
+        return r >= 0x2000 && r <= 0x200a;
+    }
+  };
+  std::size_t begin = 0;
+  while (begin < text.size()) {
+    const Rune rune = decode_rune(text, begin);
+    if (!rune.valid || !is_space(rune.value)) break;
+    begin += rune.width;
+  }
+  std::size_t end = text.size();
+  while (end > begin) {
+    // The last rune: back up over at most 3 continuation bytes.
+    std::size_t start = end - 1;
+    while (start > begin && end - start < 4 && (static_cast<std::uint8_t>(text[start]) & 0xc0) == 0x80) --start;
+    const Rune rune = decode_rune(text.substr(0, end), start);
+    if (!rune.valid || start + rune.width != end || !is_space(rune.value)) break;
+    end = start;
+  }
+  return text.substr(begin, end - begin);
 }
 
 void append_json_number(std::string& out, double value) {

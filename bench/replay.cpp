@@ -1,5 +1,5 @@
 // spinrpc-replay: plays a workload trace (bench/workload/README.md, "The
-// trace") through the C++ client shim against spinrpc-bench-server
+// trace"; gzip-compressed or plain) through the C++ client shim against spinrpc-bench-server
 // (spinrpc-server plus benchWork, bench/bench_methods.h). Each recorded Request becomes a benchWork request of the
 // recorded size (padded) asking the server to spend the recorded handling
 // time and answer with the recorded reply size; between requests the
@@ -27,12 +27,16 @@
 // request is within 1 µs. A reply of the wrong size ends the run, status 3.
 #include <sys/wait.h>  // waitpid
 #include <unistd.h>    // fork, pipe, readlink
+#include <zlib.h>      // gzopen, gzgets, gzerror (zlib1g-dev)
 
+#include <cerrno>     // errno
 #include <chrono>     // std::chrono::steady_clock
 #include <cstdio>     // std::fprintf
 #include <cstdlib>    // std::getenv, setenv, unsetenv
-#include <fstream>    // std::ifstream, std::ofstream
+#include <cstring>    // std::strerror
+#include <fstream>    // std::ofstream
 #include <iostream>   // std::cout
+#include <memory>     // std::unique_ptr
 #include <sstream>    // std::istringstream
 #include <stdexcept>  // std::runtime_error
 #include <string>     // std::string
@@ -54,13 +58,33 @@ struct TraceRequest {
   std::int64_t gap_ns;     // client work after the reply, before the next request
 };
 
+// Reads the trace through zlib's gz* interface: the committed trace is
+// gzip-compressed (bench/workload/README.md, "The trace"), and gzopen reads
+// a plain file unchanged, so a freshly recorded uncompressed trace plays too.
+// A truncated or corrupt file is an error, never a shorter trace.
 std::vector<TraceRequest> read_trace(const std::string& path, std::size_t start, std::size_t limit) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot open " + path);
+  const std::unique_ptr<gzFile_s, int (*)(gzFile)> in(gzopen(path.c_str(), "rb"), gzclose_r);
+  if (!in) throw std::runtime_error("cannot open " + path + ": " + std::strerror(errno));
+  const auto next_line = [&](std::string& line) {
+    line.clear();
+    char chunk[4096];
+    while (gzgets(in.get(), chunk, sizeof chunk) != nullptr) {
+      line += chunk;
+      if (line.back() == '\n') {
+        line.pop_back();
+        return true;
+      }
+    }
+    int status = Z_OK;
+    const char* message = gzerror(in.get(), &status);
+    if (status == Z_ERRNO) throw std::runtime_error(path + ": " + std::strerror(errno));
+    if (status != Z_OK) throw std::runtime_error(message);  // zlib's message names the file
+    return !line.empty();  // a last line without its newline
+  };
   std::vector<TraceRequest> trace;
   std::string line;
   std::size_t index = 0;
-  while (std::getline(in, line) && (limit == 0 || trace.size() < limit)) {
+  while ((limit == 0 || trace.size() < limit) && next_line(line)) {
     if (line.empty() || line[0] == '#') continue;
     if (index++ < start) continue;
     std::istringstream fields(line);

@@ -17,6 +17,8 @@ PACKAGES=(
   libicu-dev gnuplot-nox
   # The independent JSON parser the async-mode tests check simdjson's output with.
   nlohmann-json3-dev
+  # spinrpc-replay reads the gzip-compressed workload trace (bench/workload/).
+  zlib1g-dev
   # Hardening (docs/HARDENING.md): clang++ and libFuzzer for scripts/fuzz.sh,
   # llvm-symbolizer for readable sanitizer reports.
   clang libclang-rt-14-dev llvm

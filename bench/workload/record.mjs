@@ -13,16 +13,18 @@
 //    bench/out/workload/project/;
 // 4. walks it through the proxy, then merges the proxy's record (sizes,
 //    server time) with the walker's client gaps, request by request, into
-//    the trace (default bench/workload/aws-cdk-lib.trace).
+//    the trace (default bench/workload/aws-cdk-lib.trace.gz; gzip-compressed
+//    when FILE ends in .gz, plain text otherwise).
 //
 // Needs build/bin/spinrpc-record-proxy (SPINRPC_BUILD_DIR) and the interop
 // suite's tsgo (SPINRPC_TSGO overrides it).
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { DEFAULT_EVERY, ensureLibrary, writeSampleProject } from "./library.mjs";
+import { writeTraceText } from "./trace_file.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const REPO = resolve(HERE, "..", "..");
@@ -32,7 +34,7 @@ const TSGO = process.env.SPINRPC_TSGO ?? join(REPO, "tests", "interop", "node_mo
 const OUT_DIR = join(REPO, "bench", "out", "workload");
 const WALK = join(HERE, "walk.mjs");
 
-const opts = { every: DEFAULT_EVERY, out: join(HERE, "aws-cdk-lib.trace") };
+const opts = { every: DEFAULT_EVERY, out: join(HERE, "aws-cdk-lib.trace.gz") };
 {
   const argv = process.argv.slice(2);
   for (let i = 0; i < argv.length; i++) {
@@ -105,6 +107,6 @@ const header = [
   "#   bytes: payload only; server_ns: tsgo's own handling time (-1: not reported);",
   "#   gap_ns: the client's time from this reply to its next request (-1: last)",
 ];
-writeFileSync(opts.out, header.join("\n") + "\n" + lines.join("\n") + "\n");
+writeTraceText(opts.out, header.join("\n") + "\n" + lines.join("\n") + "\n");
 const missing = rows.filter((r) => r[4] < 0).length;
 console.error(`record: ${lines.length} requests (${missing} without a server time) → ${relative(process.cwd(), opts.out)}`);

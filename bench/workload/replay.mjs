@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// replay (JS): plays a workload trace (bench/workload/README.md) through the
+// replay (JS): plays a workload trace (bench/workload/README.md; FILE.gz is
+// read gzip-compressed, trace_file.mjs) through the
 // TypeScript client's own SyncRpcChannel, constructed as
 // @typescript/native-preview's dist/api/sync/client.js constructs it,
 // against spinrpc-bench-server (spinrpc-server plus benchWork): requests of the recorded
@@ -17,10 +18,11 @@
 // a binding do). --parallel N runs N copies of this script at once (same
 // node flags). SPINRPC_BENCH_SERVER overrides build/bin/spinrpc-bench-server.
 import { spawn } from "node:child_process";
-import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { onlyChildPid, procCpuSeconds } from "../node/proc_cpu.mjs";
+import { readTraceText } from "./trace_file.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const REPO = resolve(HERE, "..", "..");
@@ -52,7 +54,7 @@ const opts = { trace: null, start: 0, limit: 0, rounds: 5, parallel: [1], varian
 function readTrace() {
   const rows = [];
   let index = 0;
-  for (const line of readFileSync(opts.trace, "utf8").split("\n")) {
+  for (const line of readTraceText(opts.trace).split("\n")) {
     if (!line || line.startsWith("#")) continue;
     if (index++ < opts.start) continue;
     if (opts.limit && rows.length >= opts.limit) break;

@@ -14,7 +14,7 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 BUILD_DIR="${SPINRPC_BUILD_DIR:-$ROOT/build}"
-TRACE="$ROOT/bench/workload/aws-cdk-lib.trace"
+TRACE="$ROOT/bench/workload/aws-cdk-lib.trace.gz"
 smoke=0 report="" png_dir="" command="bench/workload/run.sh $*"
 while (($#)); do
   case "$1" in

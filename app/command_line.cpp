@@ -142,9 +142,10 @@ const char* usage_text() {
 Serves the TypeScript 7 API (tsgo --api) over stdin/stdout: MessagePack
 frames (or JSON-RPC with --async), the same replies as tsgo for echo, ping,
 initialize, getServerTiming and resetServerTiming. Exits 0 when the client
-closes the connection, 1 on a malformed message or an OS error (one line on
-stderr), 2 on a bad command line, 130/143 after SIGINT/SIGTERM (created
-files removed).
+closes the connection between messages; 1 with one line on stderr on a
+malformed or cut-short message, a reply the client did not read, or an OS
+error; 2 on a bad command line; 130/143 after SIGINT/SIGTERM (created files
+removed; quiet unless a request was cut short).
 
 tsgo's flags:
   --api                 API mode (required)

@@ -1,10 +1,11 @@
 #include "app/server_main.h"
 
 #include <csignal>       // std::signal, SIGPIPE
-#include <cstdio>        // std::fputs
-#include <iostream>      // std::cerr
 #include <system_error>  // std::system_error
+#include <fcntl.h>       // ::fcntl, ::open
+#include <unistd.h>      // ::write, ::close
 
+#include "channel/stderr_lines.h"
 #include "app/shutdown_on_signal.h"
 #include "channel/fd_channel.h"
 #include "channel/json_rpc_channel.h"
@@ -41,7 +42,7 @@ class StatsAtExit {
   StatsAtExit(const ChannelStats& stats, const std::string& program, bool enabled)
       : stats_(stats), program_(program), enabled_(enabled) {}
   ~StatsAtExit() {
-    if (enabled_) std::cerr << program_ << ": channel stats " << to_json(stats_) << '\n';
+    if (enabled_) write_stderr_before_exit(program_ + ": channel stats " + to_json(stats_) + '\n');
   }
 
  private:
@@ -50,9 +51,58 @@ class StatsAtExit {
   bool enabled_;
 };
 
+// Tells the signal thread what a signal would cut short while the session
+// runs, and forgets the channel before it goes away. Channel: FdChannel, or
+// JsonRpcChannel with --async (both say mid_frame()).
+template <class Channel>
+class CutShortWhileServing {
+ public:
+  CutShortWhileServing(ShutdownOnSignal& shutdown, const Server& server, const Channel& channel)
+      : shutdown_(shutdown) {
+    shutdown_.set_cut_short([&server, &channel]() -> const char* {
+      if (server.answering()) return "answering a request";
+      if (channel.mid_frame()) return "a message was arriving";
+      return nullptr;
+    });
+  }
+  ~CutShortWhileServing() { shutdown_.set_cut_short({}); }
+  CutShortWhileServing(const CutShortWhileServing&) = delete;
+  CutShortWhileServing& operator=(const CutShortWhileServing&) = delete;
+
+ private:
+  ShutdownOnSignal& shutdown_;
+};
+
+int fail(const std::string& line) {
+  write_stderr_before_exit(line + '\n');
+  return 1;
+}
+
+// The session's ending as an exit status and at most one stderr line. The
+// client leaving between messages is the normal end: 0, quiet. Any other
+// way it leaves loses something it sent: a message cut at a field boundary
+// (tsgo: exit 0, silent), a request still being answered, a reply it did not
+// read (tsgo: SIGPIPE on stdio, a panic over --pipe). One line says which,
+// exit 1 (docs/PROTOCOL.md#where-spinrpc-server-differs-from-tsgo).
+int peer_closed_status(const PeerClosed& e, const std::string& program) {
+  switch (e.where()) {
+    case PeerClosed::Where::BetweenFrames:
+      return 0;
+    case PeerClosed::Where::InsideField:
+      return fail(e.what());  // tsgo's "unexpected EOF"
+    case PeerClosed::Where::FieldBoundary:
+      return fail(e.what());
+    case PeerClosed::Where::DuringCall:
+      return fail(program + ": " + e.what() + "; the request is not answered");
+    case PeerClosed::Where::Writing:
+      return fail(program + ": the client closed the connection before reading a reply");
+  }
+  return 1;
+}
+
 int serve(const CommandLine& line, const std::string& program, const AddMethods& add_methods) {
   CreatedFiles files;
-  const ShutdownOnSignal shutdown(files, program);
+  ShutdownOnSignal shutdown(files, program);
 
   ServerOptions options = line.server;
   options.use_case_sensitive_file_names = detect_case_sensitivity();
@@ -77,25 +127,45 @@ int serve(const CommandLine& line, const std::string& program, const AddMethods&
         limits.max_message_bytes = line.max_message_bytes;
         JsonRpcChannel json(std::move(channel).release_stream(), limits);
         const StatsAtExit stats(json.stats(), program, line.print_stats);
+        const CutShortWhileServing cut_short(shutdown, server, json);
         server.serve_async(json);
         return 0;
       }
       const StatsAtExit stats(channel.stats(), program, line.print_stats);
+      const CutShortWhileServing cut_short(shutdown, server, channel);
       server.serve(channel);
       return 0;
     } catch (const ProtocolError& e) {
-      std::cerr << e.what() << '\n';
-      return 1;
+      return fail(e.what());
     } catch (const PeerClosed& e) {
-      // tsgo's rule: EOF inside a field is "unexpected EOF"; EOF at a field
-      // boundary, or a client that stopped reading, ends quietly.
-      if (!e.inside_field()) return 0;
-      std::cerr << e.what() << '\n';
-      return 1;
+      return peer_closed_status(e, program);
     }
   } catch (const std::system_error& e) {
-    std::cerr << program << ": " << e.what() << '\n';
-    return 1;
+    return fail(program + ": " + e.what());
+  }
+}
+
+// Opens /dev/null on whichever of fds 0, 1 and 2 is closed, as Go's runtime
+// does for tsgo at start-up: otherwise the first socket or FIFO the server
+// opens would take the number and receive its stderr lines or its replies.
+void ensure_standard_fds() {
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (::fcntl(fd, F_GETFD) >= 0 || errno != EBADF) continue;
+    // open(2) returns the lowest free number: this one, since the lower
+    // ones are open by now.
+    const int opened = ::open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+    if (opened >= 0 && opened != fd) ::close(opened);
+  }
+}
+
+// --help and --version on stdout: a blocking write is right there (a pipe
+// into `head` or a pager is read), and EPIPE is the reader's choice.
+void write_stdout(std::string_view text) {
+  while (!text.empty()) {
+    const ssize_t n = ::write(1, text.data(), text.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    text.remove_prefix(static_cast<std::size_t>(n));
   }
 }
 
@@ -103,28 +173,33 @@ int serve(const CommandLine& line, const std::string& program, const AddMethods&
 
 int run_server_main(const std::string& program, const std::vector<std::string>& args,
                     const AddMethods& add_methods) {
+  ensure_standard_fds();
   // A client that closes its end must be a PeerClosed, not a silent death.
   std::signal(SIGPIPE, SIG_IGN);
   CommandLine line;
   try {
     line = parse_command_line(args);
-    for (const std::string& warning : line.warnings) std::cerr << program << ": " << warning << '\n';
+    for (const std::string& warning : line.warnings) write_stderr_without_waiting(program + ": " + warning + '\n');
     if (line.version && !line.help) {
       // tsgo answers --version outside API mode only; in API mode its flag
       // set does not know the flag: one line and the usage, exit 2.
       if (line.api) throw UsageError("flag provided but not defined: -" + *line.version);
-      std::cout << version_text(program) << '\n';
+      write_stdout(version_text(program) + '\n');
       return 0;
     }
     if (line.help) {
       // tsgo's flag set treats --help after --api as a usage error: usage on
       // stderr, exit 2. On its own, --help is a request: stdout, exit 0.
-      std::fputs(usage_text(), line.api ? stderr : stdout);
+      if (line.api) {
+        write_stderr_before_exit(usage_text());
+      } else {
+        write_stdout(usage_text());
+      }
       return line.api ? 2 : 0;
     }
     check_usable(line, program);
   } catch (const UsageError& e) {
-    std::cerr << program << ": " << e.what() << "\n\n" << usage_text();
+    write_stderr_before_exit(program + ": " + e.what() + "\n\n" + usage_text());
     return 2;
   }
   return serve(line, program, add_methods);

@@ -19,13 +19,18 @@ using AddMethods = std::function<void(Server& server, const CommandLine& line)>;
 /// without argv[0]: tsgo's command line and spinrpc's flags), ignores
 /// SIGPIPE, resolves the spin policy, claims the transport (stdio, --pipe
 /// socket, --fifo-in/--fifo-out), ends cleanly on SIGINT/SIGTERM, serves one
-/// client and maps every ending to tsgo's exit status and stderr line:
-///   0  the client closed the connection (between frames, or at a field
-///      boundary, as tsgo), or --help without --api;
-///   1  a malformed or oversized frame, EOF inside a field, an OS error
-///      (one line on stderr);
+/// client and maps every ending to an exit status and at most one stderr
+/// line (README, "Exit status"; docs/PROTOCOL.md#where-spinrpc-server-differs-from-tsgo):
+///   0  the client closed the connection between frames (quiet), or --help
+///      without --api;
+///   1  a malformed or oversized frame, a message cut short by EOF, a client
+///      that left before reading a reply or during a Call, an OS error (one
+///      line on stderr);
 ///   2  a bad command line (one line and the usage on stderr);
-///   130/143  SIGINT/SIGTERM (files removed, one line on stderr).
+///   130/143  SIGINT/SIGTERM (files removed; quiet unless a request or a
+///      message was cut short, then one line).
+/// Fds 0-2 that are closed at start get /dev/null; their flags are never
+/// changed.
 /// `program` names the executable in messages. Returns the exit status.
 int run_server_main(const std::string& program, const std::vector<std::string>& args,
                     const AddMethods& add_methods = {});

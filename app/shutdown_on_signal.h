@@ -1,16 +1,22 @@
 #pragma once
 
-#include <memory>  // std::unique_ptr
-#include <string>  // std::string
+#include <functional>  // std::function
+#include <memory>      // std::unique_ptr
+#include <string>      // std::string
 
 namespace spinrpc {
 
 class CreatedFiles;
 
 /// Ends the process cleanly on SIGINT or SIGTERM: removes the files the
-/// server created, writes one line to stderr ("spinrpc-server: SIGTERM
-/// received, shutting down"), and exits with 128 + the signal number (130,
-/// 143), as a shell reports a process ended by that signal.
+/// server created and exits with 128 + the signal number (130, 143), as a
+/// shell reports a process ended by that signal. Quietly, since a signal is
+/// how clients close a server (the TypeScript client's close() sends SIGTERM
+/// as it closes the pipes, and stray stderr lines fail users' CI): one line
+/// goes to stderr only when something is cut short, "spinrpc-server: SIGTERM
+/// received while answering a request; it is cut short", after a grace of
+/// 100 ms in which it may still finish
+/// (docs/PROTOCOL.md#where-spinrpc-server-differs-from-tsgo).
 ///
 /// Boost.Asio's signal_set waits on its own thread, so the request path
 /// keeps its spin-aware reads on the main thread and gains no wake-up: the
@@ -24,6 +30,15 @@ class ShutdownOnSignal {
   /// Stops watching (the default dispositions come back).
   ~ShutdownOnSignal();
   ShutdownOnSignal(const ShutdownOnSignal&) = delete;
+
+  /// What a signal would cut short right now: called on the signal thread,
+  /// so it must only read what is safe to read from there (CrossThreadFlag).
+  /// Returns nullptr for "nothing" or a phrase ("a request being answered").
+  /// An empty function (the default, and what the owner sets before the
+  /// state it reads goes away) means nothing.
+  using CutShort = std::function<const char*()>;
+  void set_cut_short(CutShort cut_short);
+
   ShutdownOnSignal& operator=(const ShutdownOnSignal&) = delete;
 
  private:

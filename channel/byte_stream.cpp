@@ -12,15 +12,24 @@
 
 #include "channel/peer_closed.h"
 #include "channel/syscall.h"
+#include "channel/timed_out.h"
 
 namespace spinrpc {
 namespace {
 
-// Waits until `fd` can take more bytes; only reached when a non-blocking fd
-// (a socket whose reader side spins) reports a full buffer.
-void wait_writable(int fd) {
-  pollfd p{fd, POLLOUT, 0};
-  check_syscall([&] { return ::poll(&p, 1, -1); }, "poll", fd);
+// Waits until `fd` can take more bytes, until `deadline` if there is one;
+// only reached when a non-blocking fd reports a full buffer.
+void wait_writable(int fd, const std::optional<std::chrono::steady_clock::time_point>& deadline) {
+  for (;;) {
+    int timeout_ms = -1;
+    if (deadline) {
+      const auto left = std::chrono::ceil<std::chrono::milliseconds>(*deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) throw TimedOut("the peer took no more bytes before the deadline");
+      timeout_ms = static_cast<int>(left.count());
+    }
+    pollfd p{fd, POLLOUT, 0};
+    if (check_syscall([&] { return ::poll(&p, 1, timeout_ms); }, "poll", fd) > 0) return;
+  }
 }
 
 bool is_pipe(int fd) {
@@ -143,10 +152,12 @@ void ByteStream::write_lent(iovec part) {
       const int err = errno;
       if (err == EINTR) continue;
       if (err == EAGAIN) {
-        wait_writable(fd);
+        wait_writable(fd, write_deadline_);
         continue;
       }
-      if (err == EPIPE) throw PeerClosed("cannot write to peer: it closed the connection", false);
+      if (err == EPIPE) {
+        throw PeerClosed("cannot write to peer: it closed the connection", PeerClosed::Where::Writing);
+      }
       if (err == EINVAL || err == ENOSYS || err == EPERM) {
         // No vmsplice here (a seccomp filter, an odd pipe): copy from now on.
         lend_ = false;
@@ -167,11 +178,12 @@ void ByteStream::write_copied(iovec* iov, int count) {
     if (n < 0) {
       // Branch: pipe or socket full on a non-blocking fd.
       if (errno == EAGAIN || errno == EWOULDBLOCK) {
-        wait_writable(fd);
+        wait_writable(fd, write_deadline_);
         continue;
       }
       // Branch: EPIPE/ECONNRESET, the reader is gone.
-      throw PeerClosed("cannot write to peer: it closed the connection", false);
+      throw PeerClosed("cannot write to peer: it closed the connection",
+                       PeerClosed::Where::Writing);
     }
     // Branch: partial write; skip what the kernel took and go on.
     auto left = static_cast<std::size_t>(n);

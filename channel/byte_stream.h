@@ -54,8 +54,8 @@ struct BufferOptions {
 /// the messages it hands out are views into the buffer, never copies.
 ///
 /// Buffered bytes stay where they are until the next fill(); a Hold keeps
-/// them there longer. Moves are member-wise (the SpinReader puts the read
-/// fd's O_NONBLOCK flag back before it closes).
+/// them there longer. Moves are member-wise. Neither fd's flags are changed
+/// (SpinReader).
 ///
 /// WARNING: one thread at a time.
 class ByteStream {
@@ -73,8 +73,7 @@ class ByteStream {
   /// on those alone.
   static constexpr std::size_t kMaxPipeBytes = std::size_t{1} << 20;
 
-  /// Owns both fds. Throws std::system_error if `in`'s flags cannot be read
-  /// or set (the spin reader switches O_NONBLOCK on it).
+  /// Owns both fds. Throws std::system_error if `in` is not an open fd.
   ByteStream(UniqueFd in, UniqueFd out, BufferOptions buffer, SpinPolicy spin);
 
   /// The bytes read and not yet consumed.
@@ -131,11 +130,14 @@ class ByteStream {
   };
   [[nodiscard]] Hold hold(std::size_t bytes) noexcept;
 
-  /// Bounds the fills that follow: one that has no byte by `deadline` throws
-  /// TimedOut (channel/timed_out.h). std::nullopt removes the bound. Writes
-  /// are not bounded.
-  void set_read_deadline(std::optional<std::chrono::steady_clock::time_point> deadline) noexcept {
+  /// Bounds the fills and writes that follow: a fill that has no byte by
+  /// `deadline`, or a write on a non-blocking fd still waiting for room then,
+  /// throws TimedOut (channel/timed_out.h). std::nullopt removes the bound.
+  /// A blocking out fd cannot be bounded: a caller that needs writes bounded
+  /// makes its own out fd non-blocking (SyncRpcChannel does for its pipe).
+  void set_deadline(std::optional<std::chrono::steady_clock::time_point> deadline) noexcept {
     reader_.set_deadline(deadline);
+    write_deadline_ = deadline;
   }
 
   /// The reader's counters and spin policy.
@@ -158,6 +160,7 @@ class ByteStream {
 
   SpinReader reader_;  // owns the read fd; waits on it by the spin policy
   UniqueFd out_;
+  std::optional<std::chrono::steady_clock::time_point> write_deadline_;  // see set_deadline()
   BufferOptions options_;
   bool lend_ = false;  // lend_large_writes and out_ is a pipe: vmsplice big parts
   std::size_t pipe_bytes_ = 0;  // out_'s capacity as last set or read; 0 = unknown

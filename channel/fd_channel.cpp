@@ -28,20 +28,30 @@ std::optional<FrameView> FdChannel::try_read_frame() {
     const DecodeResult result = decode_frame(stream_.buffered(), limits_);
     if (result.status == DecodeResult::Status::Frame) {
       frame_size_ = result.size_bytes;
+      mid_frame_.set(false);
       return result.frame;
     }
+    mid_frame_.set(!stream_.buffered().empty());
     if (stream_.fill(result.size_bytes) == 0) {
       // Branch: EOF. Between frames it is the peer's normal exit.
+      mid_frame_.set(false);
       if (stream_.buffered().empty()) return std::nullopt;
-      throw PeerClosed(result.inside_field ? "unexpected EOF" : "unexpected EOF between fields",
-                       result.inside_field);
+      // tsgo's words inside a field; a message cut at a field boundary
+      // gets its own (docs/PROTOCOL.md#end-of-input).
+      if (result.inside_field) throw PeerClosed("unexpected EOF", PeerClosed::Where::InsideField);
+      const std::size_t got = stream_.buffered().size();
+      throw PeerClosed("unexpected EOF: the peer closed the connection after " + std::to_string(got) +
+                           (got == 1 ? " byte" : " bytes") +
+                           " of a message, at a field boundary; the message is incomplete",
+                       PeerClosed::Where::FieldBoundary);
     }
   }
 }
 
 FrameView FdChannel::read_frame() {
   if (auto frame = try_read_frame()) return *frame;
-  throw PeerClosed("unexpected EOF: the peer closed the connection between frames", false);
+  throw PeerClosed("unexpected EOF: the peer closed the connection between frames",
+                   PeerClosed::Where::BetweenFrames);
 }
 
 void FdChannel::write_frame(MessageType type, ByteView name, ByteView payload) {

@@ -7,6 +7,7 @@
 
 #include "channel/byte_stream.h"
 #include "channel/channel_stats.h"
+#include "channel/cross_thread_flag.h"
 #include "channel/spin_policy.h"
 #include "channel/unique_fd.h"
 #include "protocol/frame.h"
@@ -43,8 +44,8 @@ struct ChannelOptions : FrameOptions {
 class FdChannel {
  public:
   /// Owns both fds. For a socket, pass two UniqueFds holding dup'ed fds.
-  /// Throws std::system_error if `in`'s flags cannot be read or set (the
-  /// spin reader switches O_NONBLOCK on it), so `in` must be a valid fd.
+  /// Throws std::system_error if `in` is not an open fd. Neither fd's flags
+  /// are changed (SpinReader).
   FdChannel(UniqueFd in, UniqueFd out, ChannelOptions options = {});
 
   /// Returns the next frame, blocking until it is whole. Returns std::nullopt
@@ -71,12 +72,19 @@ class FdChannel {
   using Hold = ByteStream::Hold;
   [[nodiscard]] Hold hold_frame() noexcept { return stream_.hold(frame_size_); }
 
-  /// Bounds the reads that follow: a read that has no byte by `deadline`
-  /// throws TimedOut (channel/timed_out.h), after which the channel is not
-  /// usable. std::nullopt removes the bound. Writes are not bounded.
-  void set_read_deadline(std::optional<std::chrono::steady_clock::time_point> deadline) noexcept {
-    stream_.set_read_deadline(deadline);
+  /// Bounds the reads and writes that follow: a read that has no byte by
+  /// `deadline`, or a write on a non-blocking out fd still waiting for room
+  /// then, throws TimedOut (channel/timed_out.h), after which the channel is
+  /// not usable. std::nullopt removes the bound. See ByteStream::set_deadline.
+  void set_deadline(std::optional<std::chrono::steady_clock::time_point> deadline) noexcept {
+    stream_.set_deadline(deadline);
   }
+
+  /// True while a read waits for the rest of a frame whose first bytes have
+  /// arrived. Safe to call from any thread (a snapshot; see CrossThreadFlag):
+  /// spinrpc-server's signal thread asks it whether a signal cuts a message
+  /// short.
+  bool mid_frame() const noexcept { return mid_frame_.get(); }
 
   /// The reader's counters and spin policy (docs/SPIN.md#counters).
   const ChannelStats& stats() const noexcept { return stream_.stats(); }
@@ -93,6 +101,7 @@ class FdChannel {
  private:
   ByteStream stream_;
   Limits limits_;
+  CrossThreadFlag mid_frame_;   // see mid_frame()
   std::size_t frame_size_ = 0;  // bytes of the frame last returned; consumed at the next read
 };
 

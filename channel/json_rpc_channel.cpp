@@ -14,10 +14,13 @@ std::optional<JsonRpcBody> JsonRpcChannel::try_read_body() {
     const ContentLengthResult result = decoder_.decode(buffered);
     if (result.status == ContentLengthResult::Status::Message) {
       message_size_ = result.size_bytes;
+      mid_frame_.set(false);
       const std::byte* end = result.body.data() + result.body.size();
       return JsonRpcBody{result.body, stream_.readable_from(end)};
     }
+    mid_frame_.set(!buffered.empty());
     if (stream_.fill(result.size_bytes) == 0) {
+      mid_frame_.set(false);
       // EOF between messages is the client's normal end; inside one it is
       // reported (tsgo ends quietly there, losing the message: docs/ASYNC.md).
       if (result.eof_error.empty()) return std::nullopt;

@@ -7,6 +7,7 @@
 #include <span>      // std::span
 
 #include "channel/byte_stream.h"
+#include "channel/cross_thread_flag.h"
 #include "channel/channel_stats.h"
 #include "protocol/content_length.h"
 #include "protocol/frame.h"
@@ -49,9 +50,15 @@ class JsonRpcChannel {
   /// The reader's counters and spin policy (docs/SPIN.md#counters).
   const ChannelStats& stats() const noexcept { return stream_.stats(); }
 
+  /// True while a read waits for the rest of a message whose first bytes
+  /// have arrived. Safe to call from any thread (CrossThreadFlag), as
+  /// FdChannel::mid_frame.
+  bool mid_frame() const noexcept { return mid_frame_.get(); }
+
  private:
   ByteStream stream_;
   ContentLengthDecoder decoder_;
+  CrossThreadFlag mid_frame_;  // see mid_frame()
   std::size_t message_size_ = 0;  // bytes of the message last returned; consumed at the next read
 };
 

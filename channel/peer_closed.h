@@ -5,22 +5,33 @@
 
 namespace spinrpc {
 
-/// The peer went away: EOF in the middle of a frame, or EPIPE/ECONNRESET on
-/// a write. A clean EOF between frames is not an error (try_read_frame
-/// returns std::nullopt). what() is one line.
+/// The peer went away: EOF in the middle of a frame or while a Request
+/// waits for its answer, or EPIPE/ECONNRESET on a write. A clean EOF between
+/// frames is not an error (try_read_frame returns std::nullopt). what() is
+/// one line.
 class PeerClosed : public std::runtime_error {
  public:
-  PeerClosed(const std::string& message, bool inside_field)
-      : std::runtime_error(message), inside_field_(inside_field) {}
+  /// Where in the conversation the peer left.
+  enum class Where {
+    BetweenFrames,  ///< no frame begun (read_frame, which needed one)
+    FieldBoundary,  ///< inside a frame, after a whole field (e.g. after `93 01 c4`)
+    InsideField,    ///< inside a multi-byte field: a bin16/bin32 length, a name or payload begun
+    DuringCall,     ///< a Request is open and its handler waits for a CallResponse
+    Writing,        ///< our write found the reader gone (EPIPE/ECONNRESET)
+  };
 
-  /// True when the input ended inside a multi-byte field of a frame (a
-  /// bin16/bin32 length, or a name or payload that had begun). tsgo reports
-  /// only that case as "unexpected EOF" and ends cleanly on an EOF at a field
-  /// boundary; spinrpc-server copies the distinction (docs/PROTOCOL.md#end-of-input).
-  bool inside_field() const noexcept { return inside_field_; }
+  PeerClosed(const std::string& message, Where where) : std::runtime_error(message), where_(where) {}
+
+  Where where() const noexcept { return where_; }
+
+  /// True when the input ended inside a multi-byte field of a frame. tsgo
+  /// reports only that case as "unexpected EOF"; spinrpc-server also reports
+  /// the other ways a message or a request is cut short
+  /// (docs/PROTOCOL.md#where-spinrpc-server-differs-from-tsgo).
+  bool inside_field() const noexcept { return where_ == Where::InsideField; }
 
  private:
-  bool inside_field_;  // see inside_field()
+  Where where_;  // see where()
 };
 
 }  // namespace spinrpc

@@ -1,11 +1,12 @@
 #include "channel/spin_config.h"
 
+#include "channel/stderr_lines.h"
+
 #include <sched.h>  // sched_getaffinity, CPU_COUNT
 
 #include <charconv>  // std::from_chars
 #include <cstdlib>   // std::getenv
 #include <fstream>   // std::ifstream
-#include <iostream>  // std::cerr
 #include <sstream>   // std::ostringstream
 
 namespace spinrpc {
@@ -16,17 +17,10 @@ constexpr char kBudgetVariable[] = "TSGO_SYNC_SPIN_US";
 constexpr char kAdaptiveVariable[] = "TSGO_SYNC_SPIN_ADAPTIVE";
 constexpr char kPlacementVariable[] = "SPINRPC_PLACEMENT";
 
-// The quota of the cgroup v2 this process is in: "max 100000" is none,
-// "50000 100000" is half a CPU. cgroup v1 and unreadable files: none.
-std::optional<double> cgroup_quota_cpus() {
-  std::ifstream membership("/proc/self/cgroup");
-  std::string line;
-  std::string path;
-  while (std::getline(membership, line)) {
-    if (line.rfind("0::", 0) == 0) path = line.substr(3);
-  }
-  if (path.empty()) return std::nullopt;
-  std::ifstream file("/sys/fs/cgroup" + (path == "/" ? std::string() : path) + "/cpu.max");
+// One cpu.max file: "max 100000" is none, "50000 100000" is half a CPU;
+// a missing or unreadable file is none.
+std::optional<double> cpu_max_cpus(const std::string& file_path) {
+  std::ifstream file(file_path);
   std::string quota;
   long long period = 0;
   if (!(file >> quota >> period) || quota == "max" || period <= 0) return std::nullopt;
@@ -42,6 +36,27 @@ std::string format_cpus(double cpus) {
 }
 
 }  // namespace
+
+std::optional<double> cgroup_quota_cpus(const std::string& membership_file,
+                                        const std::string& cgroup_root) {
+  std::ifstream membership(membership_file);
+  std::string line;
+  std::string path;
+  while (std::getline(membership, line)) {
+    if (line.rfind("0::", 0) == 0) path = line.substr(3);
+  }
+  if (path.empty() || path[0] != '/') return std::nullopt;
+  // Every cgroup on the way up limits this one: the smallest quota decides.
+  // The root cgroup has no cpu.max.
+  std::optional<double> smallest;
+  while (path.size() > 1) {
+    if (const auto cpus = cpu_max_cpus(cgroup_root + path + "/cpu.max"); cpus && (!smallest || *cpus < *smallest)) {
+      smallest = cpus;
+    }
+    path.resize(path.rfind('/') == 0 ? 1 : path.rfind('/'));
+  }
+  return smallest;
+}
 
 std::optional<long long> parse_spin_us(std::string_view text) {
   long long value = 0;
@@ -101,7 +116,7 @@ CpuAllowance available_cpus() {
   if (sched_getaffinity(0, sizeof set, &set) == 0) {
     allowance = {static_cast<double>(CPU_COUNT(&set)), "sched_getaffinity"};
   }
-  if (const auto quota = cgroup_quota_cpus(); quota && (allowance.cpus == 0 || *quota < allowance.cpus)) {
+  if (const auto quota = cgroup_quota_cpus("/proc/self/cgroup", "/sys/fs/cgroup"); quota && (allowance.cpus == 0 || *quota < allowance.cpus)) {
     allowance = {*quota, "cgroup cpu.max"};
   }
   return allowance;
@@ -169,8 +184,13 @@ SpinPolicy resolve_spin_policy(const SpinOverrides& overrides, const EnvLookup& 
 }
 
 SpinPolicy resolve_spin_policy(const SpinOverrides& overrides) {
-  return resolve_spin_policy(overrides, [](const char* name) { return std::getenv(name); },
-                             available_cpus(), std::cerr);
+  std::ostringstream warnings;
+  SpinPolicy policy = resolve_spin_policy(overrides, [](const char* name) { return std::getenv(name); },
+                                          available_cpus(), warnings);
+  // Never blocks: a warning must not stall the server or the host process
+  // of a client shim when nobody reads their stderr.
+  if (!warnings.str().empty()) write_stderr_without_waiting(warnings.str());
+  return policy;
 }
 
 }  // namespace spinrpc

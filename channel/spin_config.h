@@ -50,9 +50,19 @@ struct CpuAllowance {
   std::string source;  ///< "sched_getaffinity", "cgroup cpu.max", ...
 };
 
-/// Reads sched_getaffinity(2) and the cgroup v2 cpu.max of this process's
-/// cgroup (/proc/self/cgroup, /sys/fs/cgroup/<path>/cpu.max), and returns
-/// the smaller. Never throws: an unreadable source is skipped.
+/// The CPUs a cgroup v2 quota leaves the process whose membership file
+/// (/proc/self/cgroup: "0::/a/b") is `membership_file`, with the cgroup tree
+/// mounted at `cgroup_root` (/sys/fs/cgroup): the smallest quota/period of
+/// the cpu.max files of its cgroup and of every ancestor below the root,
+/// since each ancestor's quota bounds all of its descendants together.
+/// std::nullopt when none sets a quota, under cgroup v1, or when nothing is
+/// readable. Never throws. Paths are parameters so tests can use a fake tree.
+std::optional<double> cgroup_quota_cpus(const std::string& membership_file,
+                                        const std::string& cgroup_root);
+
+/// Reads sched_getaffinity(2) and cgroup_quota_cpus of this process
+/// (/proc/self/cgroup, /sys/fs/cgroup), and returns the smaller. Never
+/// throws: an unreadable source is skipped.
 CpuAllowance available_cpus();
 
 /// Environment lookup, injectable for tests; returns nullptr when unset.
@@ -72,7 +82,7 @@ SpinPolicy resolve_spin_policy(const SpinOverrides& overrides, const EnvLookup& 
                                const CpuAllowance& cpus, std::ostream& warnings);
 
 /// resolve_spin_policy with the process's environment, available_cpus()
-/// and std::cerr.
+/// and stderr, written without waiting (channel/stderr_lines.h).
 SpinPolicy resolve_spin_policy(const SpinOverrides& overrides = {});
 
 }  // namespace spinrpc

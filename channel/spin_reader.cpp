@@ -1,6 +1,7 @@
 #include "channel/spin_reader.h"
 
-#include <fcntl.h>   // ::fcntl, O_NONBLOCK
+#include <fcntl.h>   // ::fcntl
+#include <sys/uio.h>  // ::preadv2, RWF_NOWAIT
 #include <poll.h>    // ::poll
 #include <sched.h>   // ::sched_yield
 #include <unistd.h>  // ::read
@@ -14,46 +15,15 @@
 #include "channel/timed_out.h"
 
 namespace spinrpc {
-SpinReader::OwnedFd::OwnedFd(UniqueFd fd) : fd_(std::move(fd)) {
-  const int flags = check_syscall([&] { return ::fcntl(fd_.get(), F_GETFL); }, "get flags of", fd_.get());
-  found_nonblocking_ = (flags & O_NONBLOCK) != 0;
-  nonblocking_ = found_nonblocking_;
-}
-
-SpinReader::OwnedFd& SpinReader::OwnedFd::operator=(OwnedFd&& other) noexcept {
-  if (this != &other) {
-    restore_flag();  // before fd_'s assignment closes it
-    fd_ = std::move(other.fd_);
-    found_nonblocking_ = other.found_nonblocking_;
-    nonblocking_ = other.nonblocking_;
-  }
-  return *this;
-}
-
-void SpinReader::OwnedFd::restore_flag() noexcept {
-  if (!fd_ || nonblocking_ == found_nonblocking_) return;
-  // Best effort: never throws, and the fd is ours, so still open.
-  const int flags = ::fcntl(fd_.get(), F_GETFL);
-  if (flags >= 0) {
-    ::fcntl(fd_.get(), F_SETFL, found_nonblocking_ ? (flags | O_NONBLOCK) : (flags & ~O_NONBLOCK));
-  }
-}
-
-void SpinReader::OwnedFd::set_nonblocking(bool on) {
-  const int fd = fd_.get();
-  const int flags = check_syscall([&] { return ::fcntl(fd, F_GETFL); }, "get flags of", fd);
-  const int wanted = on ? (flags | O_NONBLOCK) : (flags & ~O_NONBLOCK);
-  if (wanted != flags) check_syscall([&] { return ::fcntl(fd, F_SETFL, wanted); }, "set flags of", fd);
-  nonblocking_ = on;
-}
-
 SpinReader::SpinReader(UniqueFd fd, SpinPolicy policy)
     : fd_(std::move(fd)),
       policy_(std::move(policy)),
       controller_(policy_.adaptive),
       // The budget is what occupying may spend: none, no placement.
       placement_(policy_.budget.count() > 0 ? policy_.placement : PlacementController::Setting::off) {
-  set_nonblocking(policy_.budget.count() > 0);
+  // The fd must be open; its flags are only read, never changed (see the
+  // class comment).
+  check_syscall([&] { return ::fcntl(fd_.get(), F_GETFL); }, "get flags of", fd_.get());
   stats_.budget = policy_.budget;
   stats_.adaptive = policy_.adaptive;
   stats_.spinning = policy_.budget.count() > 0;
@@ -108,15 +78,37 @@ void SpinReader::update_placement_stats() noexcept {
   }
 }
 
-void SpinReader::set_nonblocking(bool on) { fd_.set_nonblocking(on); }
-
-long SpinReader::try_read(std::byte* buf, std::size_t len) {
+long SpinReader::read_now(std::byte* buf, std::size_t len) {
   const ssize_t n = check_syscall([&] { return ::read(fd_.get(), buf, len); }, "read from", fd_.get());
   if (n >= 0) return n;
   // Branch: ECONNRESET/EPIPE, the peer died: the same as EOF.
   if (errno == ECONNRESET || errno == EPIPE) return 0;
-  // Branch: EAGAIN, nothing there yet.
+  // Branch: EAGAIN, the fd is non-blocking (as we found it) and empty.
   return -1;
+}
+
+long SpinReader::try_read(std::byte* buf, std::size_t len) {
+  if (try_nowait_) {
+    // One system call, as a read on a non-blocking fd, without touching the
+    // fd's flags: pipes and sockets take RWF_NOWAIT for the one call.
+    iovec iov{buf, len};
+    ssize_t n;
+    do {
+      n = ::preadv2(fd_.get(), &iov, 1, -1, RWF_NOWAIT);
+    } while (n < 0 && errno == EINTR);
+    if (n >= 0) return n;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return -1;
+    if (errno == ECONNRESET || errno == EPIPE) return 0;
+    // Branch: EOPNOTSUPP (a FIFO, a terminal) or EINVAL (an old kernel): ask
+    // poll(2) from now on.
+    if (errno != EOPNOTSUPP && errno != EINVAL) throw_syscall_error(errno, "read from", fd_.get());
+    try_nowait_ = false;
+  }
+  // poll with timeout 0, and read only when it says there is something (or
+  // EOF, or an error): the read cannot block then.
+  pollfd p{fd_.get(), POLLIN, 0};
+  if (check_syscall([&] { return ::poll(&p, 1, 0); }, "poll", fd_.get()) <= 0) return -1;
+  return read_now(buf, len);
 }
 
 std::size_t SpinReader::blocking_read(std::byte* buf, std::size_t len) {
@@ -124,10 +116,10 @@ std::size_t SpinReader::blocking_read(std::byte* buf, std::size_t len) {
   // extra system call per wait, paid only by callers who set a deadline.
   if (deadline_) wait_readable_until(*deadline_);
   for (;;) {
-    const long n = try_read(buf, len);
+    const long n = read_now(buf, len);
     if (n >= 0) return static_cast<std::size_t>(n);
-    // EAGAIN although we meant to block: the fd is non-blocking (spinning
-    // mode, or another process shares and changed the file description).
+    // EAGAIN: the fd is non-blocking (as it came to us, or another process
+    // that shares the file description changed it): wait in poll.
     pollfd p{fd_.get(), POLLIN, 0};
     check_syscall([&] { return ::poll(&p, 1, -1); }, "poll", fd_.get());
   }
@@ -152,7 +144,7 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len) {
     return blocking_read(buf, len);
   }
   const Clock::time_point start = Clock::now();
-  // Branch: suspended by the adaptive rule; the fd is blocking again.
+  // Branch: suspended by the adaptive rule: a plain blocking read.
   if (!controller_.spinning()) {
     const std::size_t n = blocking_read(buf, len);
     ++stats_.blocked_while_suspended;
@@ -160,7 +152,7 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len) {
     return n;
   }
   // Branch: spinning. vDSO clock reads cost ~20 ns against ~300 ns for
-  // each read(2), so the deadline is checked on every try.
+  // each try, so the deadline is checked on every try.
   const Clock::time_point deadline = start + policy_.budget;
   for (;;) {
     const long n = try_read(buf, len);
@@ -208,7 +200,6 @@ void SpinReader::end_wait(Clock::duration wait) {
   stats_.suspensions = controller_.suspensions();
   stats_.resumptions = controller_.resumptions();
   stats_.spinning = spin;
-  if (spin != fd_.nonblocking()) set_nonblocking(spin);
 }
 
 void SpinReader::add_spin_time(Clock::duration spun) noexcept {

@@ -15,27 +15,25 @@
 namespace spinrpc {
 
 /// The wait at the heart of spinrpc (docs/SPIN.md#the-rule): reads from one
-/// fd, and when nothing is there yet, polls it with non-blocking reads for
+/// fd, and when nothing is there yet, tries it without blocking for
 /// up to the spin budget before blocking in poll(2). Between tries it yields
 /// the CPU (sched_yield) rather than only pausing, so a peer sharing the CPU
 /// runs at once instead of after the budget (docs/SPIN-NOTES.md). The adaptive rule may
 /// suspend spinning; suspended, a wait is one blocking read(2).
 ///
-/// The fd is put in O_NONBLOCK while spinning is active and back in
-/// blocking mode while suspended or with budget 0 (one fcntl(2) per switch,
-/// none per wait). O_NONBLOCK belongs to the open file description: a
-/// socket's write side sees it too, and ByteStream's writer waits for
-/// POLLOUT on EAGAIN for that reason.
-///
-/// Owns the fd and the flag it changes: before the fd is closed (destruction,
-/// or move assignment over it) its O_NONBLOCK flag is put back as it was
-/// found, since a server's stdin may be a terminal or pipe shared with its
-/// parent. So an owner's moves can be the defaulted member-wise ones.
+/// The fd's flags are never changed: a server's stdin may be a terminal or a
+/// pipe whose open file description its parent shares, and no exit path,
+/// SIGKILL included, could be trusted to put an O_NONBLOCK back. A try is
+/// one preadv2(RWF_NOWAIT) where the fd takes it (pipes, sockets: one system
+/// call, as a non-blocking read), else poll(2) with timeout 0 and a read only
+/// when it reports something (FIFOs, terminals). Blocking is a plain read
+/// (poll first if the fd came non-blocking). Measured against flipping
+/// O_NONBLOCK: docs/SPIN-NOTES.md#descriptors-left-as-found.
 ///
 /// WARNING: one thread at a time.
 class SpinReader {
  public:
-  /// Takes `fd`. Throws std::system_error if its flags cannot be read or set.
+  /// Takes `fd`. Throws std::system_error if it is not an open fd.
   SpinReader(UniqueFd fd, SpinPolicy policy);
 
   /// The fd read from (owned; -1 once moved from).
@@ -68,37 +66,18 @@ class SpinReader {
 
  private:
   using Clock = std::chrono::steady_clock;
-  // One non-blocking attempt: bytes (or 0 at EOF), or -1 when none yet.
+  // One attempt that never blocks: bytes (or 0 at EOF), or -1 when none yet.
   long try_read(std::byte* buf, std::size_t len);
+  // read(2) now: bytes, 0 at EOF, -1 on EAGAIN (a non-blocking fd).
+  long read_now(std::byte* buf, std::size_t len);
   std::size_t blocking_read(std::byte* buf, std::size_t len);
   void end_wait(Clock::duration wait);
   void end_cycle(Clock::time_point now) noexcept;
   void update_placement_stats() noexcept;
   void add_spin_time(Clock::duration spun) noexcept;
   void wait_readable_until(Clock::time_point deadline);
-  void set_nonblocking(bool on);
 
-  // The fd and its O_NONBLOCK flag as found and as set now. Puts the flag
-  // back before the fd closes: on destruction, and before move assignment
-  // closes it. Moved from, it holds -1 and restores nothing.
-  class OwnedFd {
-   public:
-    explicit OwnedFd(UniqueFd fd);
-    OwnedFd(OwnedFd&&) noexcept = default;
-    OwnedFd& operator=(OwnedFd&& other) noexcept;
-    ~OwnedFd() { restore_flag(); }
-    int get() const noexcept { return fd_.get(); }
-    bool nonblocking() const noexcept { return nonblocking_; }
-    void set_nonblocking(bool on);  // throws std::system_error
-
-   private:
-    void restore_flag() noexcept;
-    UniqueFd fd_;
-    bool found_nonblocking_ = false;  // O_NONBLOCK as the fd came to us
-    bool nonblocking_ = false;        // O_NONBLOCK currently set
-  };
-
-  OwnedFd fd_;
+  UniqueFd fd_;
   SpinPolicy policy_;                   // read once at start-up
   AdaptiveSpinController controller_;  // pure adaptive rule
   ChannelStats stats_;                  // counters and policy, always current
@@ -108,6 +87,7 @@ class SpinReader {
   std::unique_ptr<Occupier> occupier_;  // null unless placement can occupy
   std::optional<Clock::time_point> wrote_at_;  // last write, until its cycle ends
   std::uint64_t contentions_seen_ = 0;  // occupier_->contentions() already fed
+  bool try_nowait_ = true;  // preadv2(RWF_NOWAIT) works on this fd (until EOPNOTSUPP says otherwise)
 };
 
 }  // namespace spinrpc

@@ -7,6 +7,13 @@ namespace spinrpc {
 /// Throws std::system_error(err) with the message "cannot <what> fd <fd>".
 [[noreturn]] void throw_syscall_error(int err, const char* what, int fd);
 
+/// Sets or clears O_NONBLOCK on `fd`'s open file description. Only for a
+/// description this process created and holds alone (a pipe end it made, a
+/// socket it connected, a FIFO it opened): every holder sees the flag, so
+/// spinrpc never changes it on one it was given (docs/HARDENING.md,
+/// "Descriptors left as found"). Throws std::system_error.
+void set_nonblocking(int fd, bool on);
+
 /// True for the errno values a caller handles as a result, not a failure:
 /// EAGAIN/EWOULDBLOCK (nothing to read yet, pipe full) and EPIPE/ECONNRESET
 /// (the peer is gone; the caller throws its own typed PeerClosed).

@@ -5,8 +5,8 @@
 
 namespace spinrpc {
 
-/// A read deadline passed before the peer's bytes came (FdChannel::
-/// set_read_deadline). The stream may stop mid-frame: the channel is not
+/// A deadline passed before the peer's bytes came, or before it took ours
+/// (FdChannel::set_deadline). The stream may stop mid-frame: the channel is not
 /// usable afterwards. what() is one line.
 class TimedOut : public std::runtime_error {
  public:

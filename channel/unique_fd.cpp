@@ -4,10 +4,11 @@
 #include <unistd.h>  // ::close
 
 #include <cerrno>        // errno
-#include <cstdio>        // std::fprintf
 #include <cstring>       // std::strerror
+#include <string>        // std::string, std::to_string
 #include <system_error>  // std::system_error
 
+#include "channel/stderr_lines.h"
 #include "channel/syscall.h"
 
 namespace spinrpc {
@@ -35,7 +36,9 @@ void UniqueFd::reset(int fd) noexcept {
   const int old = fd_;
   fd_ = fd;
   if (old >= 0 && ::close(old) != 0 && errno != EINTR) {
-    std::fprintf(stderr, "spinrpc: cannot close fd %d: %s\n", old, std::strerror(errno));
+    // Never waits: stderr may be a full pipe nobody reads.
+    write_stderr_without_waiting("spinrpc: cannot close fd " + std::to_string(old) + ": " +
+                                 std::strerror(errno) + "\n");
   }
 }
 

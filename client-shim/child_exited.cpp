@@ -26,7 +26,7 @@ std::string describe(std::string_view executable, std::optional<int> wait_status
 }  // namespace
 
 ChildExited::ChildExited(std::string_view executable, std::optional<int> wait_status)
-    : PeerClosed(describe(executable, wait_status), false), wait_status_(wait_status) {}
+    : PeerClosed(describe(executable, wait_status), Where::BetweenFrames), wait_status_(wait_status) {}
 
 std::optional<int> ChildExited::exit_code() const noexcept {
   if (wait_status_ && WIFEXITED(*wait_status_)) return WEXITSTATUS(*wait_status_);

@@ -7,12 +7,12 @@
 
 #include <algorithm>     // std::min
 #include <cerrno>        // errno, EINTR
-#include <cstdio>        // std::fprintf
 #include <stdexcept>     // std::logic_error
 #include <system_error>  // std::system_error
 #include <thread>        // std::this_thread::sleep_for
 #include <utility>       // std::exchange, std::move
 
+#include "channel/stderr_lines.h"
 #include "channel/unique_fd.h"
 
 extern char** environ;  // POSIX: the environment the child inherits
@@ -134,7 +134,8 @@ ChildProcess::~ChildProcess() {
     kill(SIGKILL);
     wait();
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "spinrpc: %s\n", e.what());
+    // Never waits: the host's stderr may be a full pipe nobody reads.
+    write_stderr_without_waiting(std::string("spinrpc: ") + e.what() + "\n");
   }
 }
 

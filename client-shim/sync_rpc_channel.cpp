@@ -2,13 +2,14 @@
 
 #include <signal.h>  // ::sigaction, SIGPIPE, SIGKILL, SIG_DFL, SIG_IGN
 
-#include <cstdio>         // std::fprintf
 #include <optional>       // std::optional
 #include <stdexcept>      // std::logic_error, std::invalid_argument
 #include <unordered_map>  // std::unordered_map
 #include <utility>        // std::move
 
 #include "channel/pipe.h"
+#include "channel/stderr_lines.h"
+#include "channel/syscall.h"
 #include "client-shim/child_exited.h"
 #include "client-shim/child_process.h"
 #include "channel/timed_out.h"
@@ -44,7 +45,8 @@ void close_quietly(SyncRpcChannel& channel) noexcept {
   try {
     channel.close();
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "spinrpc: cannot close a SyncRpcChannel: %s\n", e.what());
+    // Never waits: the host's stderr may be a full pipe nobody reads.
+    write_stderr_without_waiting(std::string("spinrpc: cannot close a SyncRpcChannel: ") + e.what() + "\n");
   }
 }
 
@@ -200,7 +202,7 @@ void SyncRpcChannel::State::answer_call(const FrameView& call) {
 }
 
 void SyncRpcChannel::State::throw_child_exited() {
-  if (!spawned) throw PeerClosed(executable + " closed the connection", false);
+  if (!spawned) throw PeerClosed(executable + " closed the connection", PeerClosed::Where::BetweenFrames);
   throw ChildExited(executable, child.try_wait_for(kReapWait));
 }
 
@@ -268,6 +270,11 @@ SyncRpcChannel::SyncRpcChannel(const std::string& executable, const std::vector<
   // never shows as EOF.
   to_child.read_end.reset();
   from_child.write_end.reset();
+  // With a request deadline the writes must be bounded too: a child that
+  // stops reading would otherwise hold a large request's write forever.
+  // The write end is ours alone (the child's read end is another open file
+  // description), so its O_NONBLOCK touches nothing of anyone else's.
+  if (s.options.request_timeout.count() > 0) set_nonblocking(to_child.write_end.get(), true);
   s.open_channel(std::move(from_child.read_end), std::move(to_child.write_end));
 }
 
@@ -297,7 +304,7 @@ ByteView SyncRpcChannel::request_bytes(std::string_view method, ByteView payload
   RequestScope scope(s.in_request, s.broken);
   try {
     if (s.options.request_timeout.count() > 0) {
-      s.channel->set_read_deadline(std::chrono::steady_clock::now() + s.options.request_timeout);
+      s.channel->set_deadline(std::chrono::steady_clock::now() + s.options.request_timeout);
     }
     const ByteView reply = s.exchange(method, payload);
     scope.in_step();

@@ -29,7 +29,8 @@ ByteView RequestContext::call(std::string_view callback, ByteView arguments) {
   try {
     channel_->write_frame(MessageType::Call, as_bytes(callback), arguments);
     const auto frame = detail::read_client_frame(*channel_);
-    if (!frame) throw PeerClosed("the client closed the connection during a Call", false);
+    if (!frame) throw PeerClosed("the client closed the connection during a Call",
+                                      PeerClosed::Where::DuringCall);
     reply = *frame;
   } catch (...) {
     // The stream itself failed: no Error reply can follow; Server::dispatch

@@ -34,7 +34,7 @@ std::string_view AsyncSession::call(std::string_view callback, std::string_view 
   write(request);
   for (;;) {
     const auto body = channel.try_read_body();
-    if (!body) throw PeerClosed("the client closed the connection during a call", false);
+    if (!body) throw PeerClosed("the client closed the connection during a call", PeerClosed::Where::DuringCall);
     const JsonRpcMessage& m = decoder.decode(body->body, body->readable_after);
     if (m.kind == JsonRpcMessage::Kind::Request) {
       // Answered once this request is done (a deliberate difference: tsgo
@@ -63,7 +63,11 @@ void Server::serve_async(JsonRpcChannel& channel) {
       session.current = std::move(session.queued.front());
       session.queued.pop_front();
       const JsonRpcMessage& m = session.decoder.decode(as_bytes(session.current));
-      if (m.kind == JsonRpcMessage::Kind::Request) dispatch_async(session);
+      if (m.kind == JsonRpcMessage::Kind::Request) {
+        answering_.set(true);
+        dispatch_async(session);
+        answering_.set(false);
+      }
       continue;
     }
     const auto body = channel.try_read_body();
@@ -72,7 +76,9 @@ void Server::serve_async(JsonRpcChannel& channel) {
     // Responses to no pending call, notifications, null and {} are dropped.
     if (m.kind != JsonRpcMessage::Kind::Request) continue;
     const ByteStream::Hold hold = channel.hold_body();
+    answering_.set(true);
     dispatch_async(session);
+    answering_.set(false);
   }
 }
 

@@ -19,6 +19,7 @@ namespace {
 constexpr std::string_view kGetServerTiming = "getServerTiming";
 constexpr std::string_view kResetServerTiming = "resetServerTiming";
 constexpr char kUnexpectedResponse[] = "api: unexpected response message in sync connection";
+constexpr char kEmptyMethod[] = "api: invalid request: a Request with an empty method name";
 
 std::string initialize_reply(const ServerOptions& options) {
   std::string json = R"({"useCaseSensitiveFileNames":)";
@@ -62,9 +63,13 @@ void Server::serve(FdChannel& channel) {
     switch (frame->type) {
       case MessageType::Request:
         // tsgo's message layer sees a Request without a method as a
-        // response, which its main loop rejects.
-        if (frame->name.empty()) throw ProtocolError(kUnexpectedResponse);
+        // response and says so ("unexpected response message"), which names
+        // the wrong thing; the exit status is the same
+        // (docs/PROTOCOL.md#where-spinrpc-server-differs-from-tsgo).
+        if (frame->name.empty()) throw ProtocolError(kEmptyMethod);
+        answering_.set(true);
         dispatch(channel, frame->name_text(), frame->payload);
+        answering_.set(false);
         break;
       case MessageType::CallResponse:
       case MessageType::CallError:

@@ -9,6 +9,7 @@
 #include <utility>        // std::forward
 #include <vector>         // std::vector
 
+#include "channel/cross_thread_flag.h"
 #include "server/request_context.h"
 #include "server/server_timing.h"
 
@@ -67,6 +68,11 @@ class Server {
   /// PeerClosed on EOF inside a frame; std::system_error from the OS.
   void serve(FdChannel& channel);
 
+  /// True from the moment a Request has been read until its reply is
+  /// written. Safe to call from any thread (a snapshot; CrossThreadFlag):
+  /// spinrpc-server's signal thread asks whether a signal cuts a request
+  /// short.
+  bool answering() const noexcept { return answering_.get(); }
   /// Serves the same methods over tsgo's async protocol (JSON-RPC with
   /// Content-Length framing, docs/ASYNC.md) until the client closes the
   /// connection between messages. Handlers see params as JSON text in
@@ -102,6 +108,7 @@ class Server {
   std::string reply_;       // RequestContext::reply(), reused across requests
   std::string error_text_;  // reused for Error payloads
   std::string out_;         // reused for async replies
+  CrossThreadFlag answering_;  // see answering()
 };
 
 /// Whether the file system holding this executable is case-sensitive: tsgo

@@ -1,7 +1,9 @@
 #pragma once
 
 #include <cerrno>        // errno
+#include <algorithm>     // std::find
 #include <chrono>        // std::chrono
+#include <initializer_list>  // std::initializer_list
 #include <string>        // std::string
 #include <system_error>  // std::system_error
 #include <thread>        // std::this_thread::sleep_for
@@ -15,18 +17,18 @@ namespace spinrpc::detail {
 inline constexpr std::chrono::milliseconds kConnectRetryPause{5};
 
 /// Retries `attempt` (returning an fd, or an empty UniqueFd with errno set)
-/// while errno is `retry_a` or `retry_b` ("not there yet"), until `timeout`.
+/// while errno is one of `retry` ("not there yet", "busy"), until `timeout`.
 /// Throws std::system_error naming `path` for any other errno, and on
 /// timeout ("cannot connect to PATH within N ms").
 template <class Attempt>
-UniqueFd retry_connect(Attempt&& attempt, int retry_a, int retry_b, const std::string& path,
+UniqueFd retry_connect(Attempt&& attempt, std::initializer_list<int> retry, const std::string& path,
                        std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
     UniqueFd fd = attempt();
     if (fd) return fd;
     const int err = errno;
-    if (err != retry_a && err != retry_b) {
+    if (std::find(retry.begin(), retry.end(), err) == retry.end()) {
       throw std::system_error(err, std::generic_category(), "cannot connect to " + path);
     }
     if (std::chrono::steady_clock::now() >= deadline) {

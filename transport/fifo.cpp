@@ -3,7 +3,12 @@
 #include <fcntl.h>     // ::open, ::fcntl, O_*
 #include <sys/stat.h>  // ::mkfifo, ::stat, S_ISFIFO
 
+#include <poll.h>        // ::poll
+
+#include <condition_variable>  // std::condition_variable
+#include <mutex>         // std::mutex
 #include <system_error>  // std::system_error
+#include <thread>        // std::thread
 
 #include "channel/syscall.h"
 #include "transport/connect_retry.h"
@@ -51,22 +56,72 @@ class FifoTransport final : public Transport {
   }
 
   Connection accept() override {
-    // Blocks until the client opens the reply FIFO for reading. If it opens
-    // the request FIFO first, that succeeded already (early_reader_).
+    // Blocks until the client opens the reply FIFO for reading: waiting for
+    // a client, as a socket's accept does. If it opens the request FIFO
+    // first, that succeeded already (early_reader_).
     UniqueFd out = open_fifo(out_path_, O_WRONLY);
-    // Blocks until the client has the request FIFO open for writing, so the
-    // first read cannot mistake "no writer yet" for EOF.
-    UniqueFd in = open_fifo(in_path_, O_RDONLY);
-    early_reader_.reset();
-    return {std::move(in), std::move(out)};
+    // The request FIFO is read through the reader held since the start, not
+    // a fresh open: a client may write its request and close the FIFO before
+    // it opens the reply FIFO (a shell's `printf ... > in; cat out`), and a
+    // fresh open(O_RDONLY) would then wait for a writer that has left. Until
+    // bytes arrive or a writer has come and gone, a read would report EOF
+    // for "no writer yet"; poll(2) tells them apart: a FIFO reader sees
+    // POLLHUP only once a writer has opened and closed it since the reader
+    // opened (Linux pipe_poll).
+    pollfd p{early_reader_.get(), POLLIN, 0};
+    check_syscall([&] { return ::poll(&p, 1, -1); }, "poll", p.fd);
+    // The fd is ours (we opened it): the channel gets it blocking.
+    set_nonblocking(p.fd, false);
+    return {std::move(early_reader_), std::move(out)};
   }
 
  private:
   std::string in_path_;   // client -> server
   std::string out_path_;  // server -> client
   CreatedFiles& files_;   // removes the FIFOs this transport made
-  UniqueFd early_reader_;  // held until accept(): see the constructor
+  UniqueFd early_reader_;  // the request FIFO's reader from the start: see accept()
 };
+
+// Opens the FIFO at `path` for reading, which blocks until a writer opens
+// it, giving up at `deadline`. open(2) has no timeout, so it runs on a
+// thread of its own; on time-out this side opens the FIFO for writing
+// itself (which succeeds at once, the blocked opener being a reader), the
+// blocked open returns, and both fds are closed.
+UniqueFd open_reader_within(const std::string& path, std::chrono::steady_clock::time_point deadline) {
+  std::mutex mutex;
+  std::condition_variable done;
+  bool finished = false;
+  int fd = -1;
+  int err = 0;
+  std::thread opener([&] {
+    int opened;
+    do {
+      opened = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    } while (opened < 0 && errno == EINTR);
+    const int open_errno = errno;
+    const std::lock_guard lock(mutex);
+    fd = opened;
+    err = open_errno;
+    finished = true;
+    done.notify_one();
+  });
+  std::unique_lock lock(mutex);
+  const bool in_time = done.wait_until(lock, deadline, [&] { return finished; });
+  while (!finished) {
+    // Release the opener; ENXIO until its open has counted it as a reader.
+    const UniqueFd release(::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC));
+    done.wait_for(lock, detail::kConnectRetryPause, [&] { return finished; });
+  }
+  lock.unlock();
+  opener.join();
+  UniqueFd reader(fd);
+  if (!in_time) {
+    throw std::system_error(ETIMEDOUT, std::generic_category(),
+                            "cannot connect to " + path + ": the server did not open it for writing in time");
+  }
+  if (!reader) throw std::system_error(err, std::generic_category(), "cannot connect to " + path);
+  return reader;
+}
 
 }  // namespace
 
@@ -77,21 +132,17 @@ std::unique_ptr<Transport> make_fifo_transport(const std::string& in_path,
 
 Connection connect_fifo_pair(const std::string& to_server, const std::string& from_server,
                              std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
   // O_NONBLOCK: an open for writing fails with ENXIO instead of blocking
   // while the server has no reader on its request FIFO yet.
   UniqueFd out = detail::retry_connect(
-      [&] { return UniqueFd(::open(to_server.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC)); }, ENOENT,
-      ENXIO, to_server, timeout);
-  const int flags = ::fcntl(out.get(), F_GETFL);
-  if (flags < 0 || ::fcntl(out.get(), F_SETFL, flags & ~O_NONBLOCK) != 0) {
-    throw std::system_error(errno, std::generic_category(), "cannot set up " + to_server);
-  }
-  // Blocking: returns once the server opens its reply FIFO for writing, so
-  // the first read cannot mistake "no writer yet" for EOF.
-  const int in = check_syscall([&] { return ::open(from_server.c_str(), O_RDONLY | O_CLOEXEC); },
-                               "open", -1);
-  if (in < 0) throw std::system_error(errno, std::generic_category(), "cannot connect to " + from_server);
-  return {UniqueFd(in), std::move(out)};
+      [&] { return UniqueFd(::open(to_server.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC)); },
+      {ENOENT, ENXIO}, to_server, timeout);
+  set_nonblocking(out.get(), false);
+  // Blocking, so the first read cannot mistake "no writer yet" for EOF,
+  // but bounded by what is left of the timeout: a server that died or hangs
+  // between the two opens must not hold the client forever.
+  return {open_reader_within(from_server, deadline), std::move(out)};
 }
 
 }  // namespace spinrpc

@@ -12,6 +12,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
 
+#include "channel/syscall.h"
 #include "transport/connect_retry.h"
 #include "transport/created_files.h"
 
@@ -37,9 +38,12 @@ void remove_stale_socket(const std::string& path) {
   }
   if (!S_ISSOCK(st.st_mode)) fail(EEXIST, path, "it exists and is not a socket (not removing it)");
   const sockaddr_un address = unix_socket_address(path, "cannot listen on");
-  const UniqueFd probe(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  // Non-blocking: a stuck server whose backlog is full makes a blocking
+  // connect wait for it forever; here that is EAGAIN, and still a live server.
+  const UniqueFd probe(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   if (!probe) fail(errno, path);
-  if (::connect(probe.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0) {
+  if (::connect(probe.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0 ||
+      errno == EAGAIN) {
     fail(EADDRINUSE, path, "a live server is listening there");
   }
   if (errno != ECONNREFUSED) fail(errno, path);
@@ -127,11 +131,15 @@ Connection connect_unix_socket(const std::string& path, std::chrono::millisecond
   const sockaddr_un address = unix_socket_address(path, "cannot connect to");
   UniqueFd socket = detail::retry_connect(
       [&] {
-        UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+        // Non-blocking while connecting: a blocking connect to a server that
+        // is stuck with a full backlog waits forever; non-blocking, that is
+        // EAGAIN, tried again until the timeout. The socket is ours; the
+        // channel gets it blocking.
+        UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
         if (!fd) throw std::system_error(errno, std::generic_category(), "cannot create a socket for " + path);
-        // Not check_syscall: ENOENT and ECONNREFUSED are answers here
-        // ("not listening yet"), and an interrupted connect is simply tried
-        // again on a fresh socket.
+        // Not check_syscall: ENOENT, ECONNREFUSED and EAGAIN are answers
+        // here ("not listening yet", "busy"), and an interrupted connect is
+        // simply tried again on a fresh socket.
         if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
           const int err = errno == EINTR ? ECONNREFUSED : errno;
           fd.reset();
@@ -139,7 +147,8 @@ Connection connect_unix_socket(const std::string& path, std::chrono::millisecond
         }
         return fd;
       },
-      ENOENT, ECONNREFUSED, path, timeout);
+      {ENOENT, ECONNREFUSED, EAGAIN}, path, timeout);
+  set_nonblocking(socket.get(), false);
   UniqueFd out = UniqueFd::duplicate(socket.get());
   return {std::move(socket), std::move(out)};
 }

@@ -17,7 +17,6 @@
 #include <algorithm>      // std::erase_if
 #include <chrono>         // std::chrono::milliseconds
 #include <cmath>          // std::isfinite, std::floor
-#include <cstdio>         // std::fprintf
 #include <span>           // std::span
 #include <stdexcept>      // std::runtime_error, std::logic_error
 #include <exception>      // std::exception_ptr
@@ -31,6 +30,7 @@
 #include <vector>         // std::vector
 
 #include "channel/spin_config.h"
+#include "channel/stderr_lines.h"
 #include "channel/timed_out.h"
 #include "client-shim/child_exited.h"
 #include "node/src/channel_core.h"
@@ -438,7 +438,8 @@ class Channel : public Napi::ObjectWrap<Channel> {
     } catch (const std::logic_error& e) {
       throw Napi::Error::New(info.Env(), e.what());
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "spinrpc: SyncRpcChannel.close(): %s\n", e.what());
+      // Never waits: Node's stderr may be a full pipe nobody reads.
+      spinrpc::write_stderr_without_waiting(std::string("spinrpc: SyncRpcChannel.close(): ") + e.what() + "\n");
     }
     return info.Env().Undefined();
   }

@@ -3,9 +3,10 @@
 #include <signal.h>  // ::kill, SIGKILL
 
 #include <algorithm>  // std::max
-#include <cstdio>     // std::fprintf
 #include <stdexcept>  // std::logic_error
 #include <utility>    // std::move
+
+#include "channel/stderr_lines.h"
 
 namespace spinrpc::node {
 
@@ -105,7 +106,8 @@ void ChannelCore::end_now() noexcept {
     if (const int child = channel_.pid(); child > 0) ::kill(child, SIGKILL);
     channel_.close();
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "spinrpc: cannot end a SyncRpcChannel: %s\n", e.what());
+    // Never waits: the host's stderr may be a full pipe nobody reads.
+    write_stderr_without_waiting(std::string("spinrpc: cannot end a SyncRpcChannel: ") + e.what() + "\n");
   }
   closed_ = true;
 }

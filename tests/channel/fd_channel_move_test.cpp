@@ -34,12 +34,10 @@ TEST_CASE("FdChannel moved into a new object reads on where the old one stopped"
   CHECK_FALSE(second.try_read_frame().has_value());
 }
 
-TEST_CASE("FdChannel move assignment closes the target's fds and restores their O_NONBLOCK flag first") {
-  // The target spins, so its reader made the pipe's read side non-blocking.
-  // Another holder of that file description (a parent sharing our stdin)
-  // must find it blocking again once the target's channel is gone, as
-  // SpinReader promises; the destructor does it (checked first), and move
-  // assignment must too.
+TEST_CASE("FdChannel move assignment closes the target's fds, whose O_NONBLOCK flag was never changed") {
+  // The target spins. Another holder of that file description (a parent
+  // sharing our stdin) must find it as it was, while the channel lives and
+  // once it is gone, through destruction (checked first) and move assignment.
   ChannelOptions spinning;
   spinning.spin = SpinPolicy{std::chrono::microseconds{50}, false, "test"};
   for (bool by_assignment : {false, true}) {
@@ -49,7 +47,7 @@ TEST_CASE("FdChannel move assignment closes the target's fds and restores their 
     const int target_fd = target_pipe.read_end.get();
     std::optional<FdChannel> target;
     target.emplace(std::move(target_pipe.read_end), UniqueFd(), spinning);
-    REQUIRE((::fcntl(other_holder.get(), F_GETFL) & O_NONBLOCK) != 0);
+    REQUIRE((::fcntl(other_holder.get(), F_GETFL) & O_NONBLOCK) == 0);
 
     PipePair source_pipe = make_pipe();
     const Bytes frame = wire({{MessageType::Request, bytes("echo"), bytes("moved")}});

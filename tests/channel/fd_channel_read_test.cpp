@@ -167,8 +167,14 @@ TEST_CASE("FdChannel throws PeerClosed on EOF inside a frame, telling a cut fiel
           const auto error = thrown<PeerClosed>([&] { channel.try_read_frame(); });
           REQUIRE(error.has_value());
           CHECK(error->inside_field() == inside);
+          // Inside a field, tsgo's words; at a field boundary, how much of
+          // the message came (docs/PROTOCOL.md#end-of-input).
           CHECK(std::string(error->what()) ==
-                (inside ? "unexpected EOF" : "unexpected EOF between fields"));
+                (inside ? std::string("unexpected EOF")
+                        : "unexpected EOF: the peer closed the connection after " + std::to_string(cut) +
+                              (cut == 1 ? " byte" : " bytes") +
+                              " of a message, at a field boundary; the message is incomplete"));
+          CHECK((error->where() == (inside ? PeerClosed::Where::InsideField : PeerClosed::Where::FieldBoundary)));
           CHECK(writer.wait() == "");
         }
       }

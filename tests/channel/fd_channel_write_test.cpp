@@ -100,9 +100,9 @@ TEST_CASE("FdChannel::write_frame delivers 4 MiB whole through a non-blocking so
   append_frame(expected, MessageType::Response, as_bytes("getTypeAtLocation"), payload);
   append_frame(expected, MessageType::Response, as_bytes("echo"), as_bytes("then this"));
 
-  // Who makes the socket non-blocking: the test, after the channel exists
-  // (its reader reads another fd), or the channel's own spinning reader,
-  // which sets O_NONBLOCK on the file description it shares with the output.
+  // The socket is made non-blocking by someone else (a parent sharing it):
+  // with the channel's reader on another fd, or on the same socket and
+  // spinning (which changes no flag itself).
   for (bool by_spin_policy : {false, true}) {
     CAPTURE(by_spin_policy);
     test::SocketPair sockets = test::make_socketpair();
@@ -137,8 +137,8 @@ TEST_CASE("FdChannel::write_frame delivers 4 MiB whole through a non-blocking so
         writer.emplace(test::dup_cloexec(write_fd), std::move(sockets.b), options);
       } else {
         writer.emplace(make_pipe().read_end, std::move(sockets.b));
-        test::set_nonblocking(write_fd);
       }
+      test::set_nonblocking(write_fd);
       // The precondition under test: the fd write_frame uses is non-blocking.
       CHECK((::fcntl(write_fd, F_GETFL) & O_NONBLOCK) != 0);
       writer->write_frame(MessageType::Response, as_bytes("getTypeAtLocation"), payload);

@@ -1,7 +1,10 @@
 #include <sched.h>  // ::sched_getaffinity, ::sched_setaffinity, CPU_*
+#include <unistd.h>  // ::getpid
 
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
@@ -17,6 +20,7 @@ namespace {
 using namespace std::chrono_literals;
 using spinrpc::CpuAllowance;
 using spinrpc::SpinOverrides;
+using spinrpc::cgroup_quota_cpus;
 using spinrpc::resolve_spin_policy;
 
 // An environment made of a map, so tests never touch the process's own.
@@ -124,6 +128,55 @@ TEST_CASE("resolve_spin_policy spins on one CPU when the environment or a flag a
   CHECK(resolve_spin_policy({}, env.lookup(), kOneCpu, warnings).budget == 100us);
   FakeEnv empty;
   CHECK(resolve_spin_policy(SpinOverrides{30, std::nullopt, std::nullopt}, empty.lookup(), kOneCpu, warnings).budget == 30us);
+}
+
+// A cgroup v2 tree on disk: /proc/self/cgroup's line and the cpu.max files.
+class FakeCgroupTree {
+ public:
+  explicit FakeCgroupTree(const std::string& member_of) {
+    root_ = std::filesystem::temp_directory_path() /
+            ("spinrpc-cgroup-test-" + std::to_string(::getpid()) + "-" + std::to_string(++counter_));
+    std::filesystem::create_directories(root_ / ("." + member_of));
+    std::ofstream(root_ / "membership") << "0::" << member_of << "\n";
+  }
+  ~FakeCgroupTree() { std::filesystem::remove_all(root_); }
+  void cpu_max(const std::string& cgroup, const std::string& text) const {
+    std::ofstream(root_ / ("." + cgroup) / "cpu.max") << text << "\n";
+  }
+  std::optional<double> quota() const {
+    return cgroup_quota_cpus((root_ / "membership").string(), root_.string());
+  }
+
+ private:
+  static inline int counter_ = 0;
+  std::filesystem::path root_;
+};
+
+TEST_CASE("cgroup_quota_cpus: the smallest quota on the way up decides, the process's own or an ancestor's") {
+  const FakeCgroupTree tree("/user.slice/ci.scope/job");
+  CHECK_FALSE(tree.quota().has_value());  // no cpu.max anywhere: no quota
+  tree.cpu_max("/user.slice/ci.scope/job", "max 100000");
+  tree.cpu_max("/user.slice/ci.scope", "max 100000");
+  tree.cpu_max("/user.slice", "max 100000");
+  CHECK_FALSE(tree.quota().has_value());
+  // The issue's case: the quota sits on an ancestor, the own cgroup says max.
+  tree.cpu_max("/user.slice/ci.scope", "150000 100000");
+  REQUIRE(tree.quota().has_value());
+  CHECK(*tree.quota() == doctest::Approx(1.5));
+  // A smaller one further up wins; so does a smaller own one.
+  tree.cpu_max("/user.slice", "50000 100000");
+  CHECK(*tree.quota() == doctest::Approx(0.5));
+  tree.cpu_max("/user.slice/ci.scope/job", "20000 100000");
+  CHECK(*tree.quota() == doctest::Approx(0.2));
+}
+
+TEST_CASE("cgroup_quota_cpus: the root cgroup, cgroup v1 and unreadable files give no quota") {
+  const FakeCgroupTree root("/");
+  CHECK_FALSE(root.quota().has_value());
+  CHECK_FALSE(cgroup_quota_cpus("/nonexistent/cgroup", "/nonexistent").has_value());
+  const FakeCgroupTree tree("/a");
+  tree.cpu_max("/a", "garbage");
+  CHECK_FALSE(tree.quota().has_value());
 }
 
 // Pins this thread to one of the CPUs it may use (whichever: CPU 0 need not

@@ -1,10 +1,13 @@
 #include <doctest/doctest.h>
 
 #include <fcntl.h>
+#include <sys/stat.h>  // ::mkfifo
 #include <unistd.h>  // ::gettid, ::write
 
 #include <array>
 #include <atomic>
+#include <cstdlib>  // ::mkdtemp
+#include <string>
 #include <chrono>
 #include <cstddef>
 #include <thread>
@@ -57,7 +60,7 @@ TEST_CASE("SpinReader with budget 0 reads in blocking mode and never spins") {
 TEST_CASE("SpinReader serves bytes that are already there as a spin hit") {
   auto pipe = spinrpc::make_pipe();
   SpinReader reader(std::move(pipe.read_end), policy(100us, true));
-  CHECK(is_nonblocking(reader.fd()));
+  CHECK_FALSE(is_nonblocking(reader.fd()));  // spinning changes no flag
   write_byte(pipe.write_end.get());
   std::array<std::byte, 16> buf{};
   CHECK(reader.read_some(buf.data(), buf.size()) == 1);
@@ -91,7 +94,7 @@ TEST_CASE("SpinReader stops spinning after its budget and blocks in the kernel u
   CHECK(stats.blocked_while_suspended + stats.plain_waits == 0);
 }
 
-TEST_CASE("SpinReader suspends spinning after three waits over 1 ms and resumes after short ones, switching the fd mode each time") {
+TEST_CASE("SpinReader suspends spinning after three waits over 1 ms and resumes after short ones, the fd's flags untouched") {
   auto pipe = spinrpc::make_pipe();
   SpinReader reader(std::move(pipe.read_end), policy(50us, true));
   std::array<std::byte, 16> buf{};
@@ -126,7 +129,7 @@ TEST_CASE("SpinReader suspends spinning after three waits over 1 ms and resumes 
   CHECK(stats.blocked_while_suspended >= 3);
   CHECK(stats.resumptions == 1);
   CHECK(stats.spinning);
-  CHECK(is_nonblocking(reader.fd()));
+  CHECK_FALSE(is_nonblocking(reader.fd()));  // spinning changes no flag
 }
 
 TEST_CASE("SpinReader returns 0 at EOF while spinning") {
@@ -137,23 +140,67 @@ TEST_CASE("SpinReader returns 0 at EOF while spinning") {
   CHECK(reader.read_some(buf.data(), buf.size()) == 0);
 }
 
-TEST_CASE("SpinReader gives the fd back in the blocking mode it found it in") {
+TEST_CASE("SpinReader never changes the O_NONBLOCK flag of the file description it reads") {
   // O_NONBLOCK belongs to the open file description: a dup (a parent
-  // sharing our stdin) sees what the reader did, and must see it undone.
-  auto pipe = spinrpc::make_pipe();
-  const int other_holder = pipe.read_end.get();
-  {
-    SpinReader reader(spinrpc::UniqueFd(::dup(other_holder)), policy(100us, true));
-    CHECK(is_nonblocking(other_holder));
+  // sharing our stdin) would see any change at once, and a process killed
+  // by a signal could not undo it (issue 14). So the reader changes nothing,
+  // while spinning, while suspended, after EOF and after it is gone.
+  for (const bool found_nonblocking : {false, true}) {
+    for (const auto budget : {0us, 100us}) {
+      CAPTURE(found_nonblocking);
+      CAPTURE(budget.count());
+      auto pipe = spinrpc::make_pipe();
+      const int other_holder = pipe.read_end.get();
+      if (found_nonblocking) ::fcntl(other_holder, F_SETFL, ::fcntl(other_holder, F_GETFL) | O_NONBLOCK);
+      {
+        SpinReader reader(spinrpc::UniqueFd(::dup(other_holder)), policy(budget, true));
+        CHECK(is_nonblocking(other_holder) == found_nonblocking);
+        std::array<std::byte, 16> buf{};
+        std::thread writer([&] {
+          std::this_thread::sleep_for(2ms);
+          write_byte(pipe.write_end.get());
+        });
+        CHECK(reader.read_some(buf.data(), buf.size()) == 1);  // a wait that blocks
+        writer.join();
+        CHECK(is_nonblocking(other_holder) == found_nonblocking);
+      }
+      CHECK(is_nonblocking(other_holder) == found_nonblocking);
+    }
   }
-  CHECK_FALSE(is_nonblocking(other_holder));
+}
 
-  ::fcntl(other_holder, F_SETFL, ::fcntl(other_holder, F_GETFL) | O_NONBLOCK);
-  {
-    SpinReader reader(spinrpc::UniqueFd(::dup(other_holder)), policy(0us, true));
-    CHECK_FALSE(is_nonblocking(other_holder));
+TEST_CASE("SpinReader spins on a named FIFO, which refuses RWF_NOWAIT, through poll") {
+  // A named FIFO (and a terminal) answer preadv2(RWF_NOWAIT) with EOPNOTSUPP; the
+  // reader must fall back to poll + read and still never block while
+  // spinning, nor mistake "nothing yet" for EOF.
+  char dir_template[] = "/tmp/spinrpc-spin-fifo-XXXXXX";
+  REQUIRE(::mkdtemp(dir_template) != nullptr);
+  const std::string path = std::string(dir_template) + "/f";
+  REQUIRE(::mkfifo(path.c_str(), 0600) == 0);
+  spinrpc::UniqueFd fifo_read(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+  spinrpc::UniqueFd fifo_write(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
+  REQUIRE(fifo_read);
+  REQUIRE(fifo_write);
+  ::fcntl(fifo_read.get(), F_SETFL, ::fcntl(fifo_read.get(), F_GETFL) & ~O_NONBLOCK);
+  const int fifo_read_fd = fifo_read.get();
+  SpinReader reader(std::move(fifo_read), policy(100us, false));
+  std::array<std::byte, 16> buf{};
+  for (int i = 0; i < 3; ++i) {
+    std::thread writer([&] {
+      std::this_thread::sleep_for(1ms);
+      write_byte(fifo_write.get());
+    });
+    CHECK(reader.read_some(buf.data(), buf.size()) == 1);
+    writer.join();
   }
-  CHECK(is_nonblocking(other_holder));
+  write_byte(fifo_write.get());
+  CHECK(reader.read_some(buf.data(), buf.size()) == 1);
+  CHECK(reader.stats().spin_hits >= 1);
+  CHECK_FALSE(is_nonblocking(fifo_read_fd));
+  fifo_write.reset();
+  CHECK(reader.read_some(buf.data(), buf.size()) == 0);
+  ::unlink(path.c_str());
+  ::rmdir(dir_template);
 }
 
 }  // namespace

@@ -48,7 +48,7 @@ Limits small_limits() {
 }
 
 Split split(std::string_view stream, std::uint64_t seed, bool random_cuts) {
-  spinrpc::test::SplitMix64 rng(seed);
+  spinrpc::test::SplitMix64 rng{seed};
   ContentLengthDecoder decoder(small_limits());
   Split out;
   std::size_t begin = 0;

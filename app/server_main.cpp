@@ -111,10 +111,10 @@ int serve(const CommandLine& line, const std::string& program, const AddMethods&
 
   ChannelOptions channel_options;
   channel_options.limits.max_message_bytes = line.max_message_bytes;
-  // Big Responses over a pipe are lent, not copied (BufferOptions): the
-  // server writes them from its reused reply buffer or the held request,
-  // and changes neither before the client's next message.
-  channel_options.lend_large_writes = true;
+  // Responses are copied into the pipe, never lent (BufferOptions::
+  // lend_large_writes stays off): a client may send its next request before
+  // it reads a reply, and the server would then overwrite the lent bytes of
+  // a Response still in the pipe (docs/NODE.md, "Large payloads").
   channel_options.spin = resolve_spin_policy(line.spin);
   try {
     const std::unique_ptr<Transport> transport = make_transport(line, files);

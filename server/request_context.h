@@ -69,10 +69,10 @@ class RequestContext {
   /// reply in steady state). Ignored once reply_view() is called.
   std::string& reply() noexcept { return *reply_; }
   /// Sends `bytes` as the Response payload without copying them; they must
-  /// stay valid until the handler returns (e.g. a view of payload()). On a
-  /// channel that lends big writes (BufferOptions::lend_large_writes, as
-  /// spinrpc-server's) bytes of 64 KiB or more must stay unchanged until the
-  /// client's next message: payload() views and the server's own buffers do.
+  /// stay valid until the handler returns (e.g. a view of payload()). Serve
+  /// on a channel that copies its writes (lend_large_writes off, as
+  /// spinrpc-server does): a client may pipeline, so nothing a server writes
+  /// may be lent (docs/NODE.md, "Large payloads").
   void reply_view(ByteView bytes) noexcept {
     reply_view_ = bytes;
     has_reply_view_ = true;

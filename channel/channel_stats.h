@@ -15,7 +15,8 @@ namespace spinrpc {
 /// `--stats` line and the benchmark counters (with a cli_/srv_ prefix).
 ///
 /// Every read that needed bytes is one wait:
-/// waits = spin_hits + spin_misses + blocked_while_suspended + plain_waits.
+/// waits = spin_hits + spin_misses + blocked_while_suspended + plain_waits
+///         + occupied_waits.
 #define SPINRPC_CHANNEL_COUNTERS(X)                                                              \
   X(waits, "reads that needed bytes")                                                            \
   X(spin_hits, "waits whose bytes came within the spin budget")                                  \
@@ -23,11 +24,13 @@ namespace spinrpc {
   X(spin_contended, "of spin_misses: a yield gave the CPU away, so the spin stopped early")      \
   X(blocked_while_suspended, "waits that blocked at once: the adaptive rule suspended spinning") \
   X(plain_waits, "waits that blocked at once: budget 0")                                         \
+  X(occupied_waits, "waits that blocked at once: the occupier was keeping the peer on our CPU")  \
   X(suspensions, "times the adaptive rule switched spinning off")                                \
   X(resumptions, "times the adaptive rule switched spinning back on")                            \
   X(spin_time_us, "wall µs spent in the spin loop, yields included")                             \
   X(placement_probes, "times placement tried the mode it was not in (the first probe included)") \
   X(placement_changes, "times placement changed the mode it keeps (after a probe or contention)") \
+  X(placement_moves, "times the reader moved to the occupier's CPU, where the peer was stuck")    \
   X(occupier_contentions, "times the occupier let go: another task wanted its CPU")            \
   X(occupied_time_us, "wall µs the occupier spent keeping CPUs busy, yields included")
 

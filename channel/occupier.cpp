@@ -5,7 +5,6 @@
 
 #include <system_error>  // std::system_error
 
-#include "channel/contended_yield.h"
 
 namespace spinrpc {
 namespace {
@@ -19,9 +18,8 @@ std::int64_t now_ns() noexcept {
 }  // namespace
 
 Occupier::Occupier(std::chrono::microseconds hold) noexcept : hold_(hold) {
-  cpu_set_t allowed;
-  CPU_ZERO(&allowed);
-  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0 || CPU_COUNT(&allowed) < 2) {
+  CPU_ZERO(&allowed_);
+  if (sched_getaffinity(0, sizeof allowed_, &allowed_) != 0 || CPU_COUNT(&allowed_) < 2) {
     failed_ = true;
     return;
   }
@@ -42,7 +40,19 @@ Occupier::~Occupier() {
 
 bool Occupier::poke(int avoid_cpu) noexcept {
   if (failed_) return false;
-  avoid_cpu_.store(avoid_cpu, std::memory_order_relaxed);
+  if (avoid_cpu != pinned_away_) {
+    // Pin the thread here, before waking it, not in run(): the kernel places
+    // its wake-up within the new set, so the CPU it must keep busy has a
+    // wake-up pending when the peer's is placed right after. Re-pinning
+    // from run() let the first wake-up land on our CPU, the peer on the
+    // other one, and the occupier then found the peer there and reported
+    // contention. Costs one system call, only when our CPU changed.
+    cpu_set_t set = allowed_;
+    if (avoid_cpu >= 0 && avoid_cpu < CPU_SETSIZE) CPU_CLR(avoid_cpu, &set);
+    if (CPU_COUNT(&set) > 0) pthread_setaffinity_np(thread_.native_handle(), sizeof set, &set);
+    pinned_away_ = avoid_cpu;
+    avoided_.store(avoid_cpu, std::memory_order_relaxed);
+  }
   until_ns_.store(now_ns() + std::chrono::nanoseconds(hold_).count(), std::memory_order_relaxed);
   // Dekker with run(): we bump pokes_ then read sleeping_; it sets
   // sleeping_ then re-reads pokes_. One of us sees the other (seq_cst).
@@ -52,47 +62,27 @@ bool Occupier::poke(int avoid_cpu) noexcept {
 }
 
 void Occupier::run() noexcept {
-  // Our own affinity mask becomes the "all CPUs but the caller's" set, so
-  // remember the full set we started with.
-  cpu_set_t full;
-  CPU_ZERO(&full);
-  sched_getaffinity(0, sizeof full, &full);
-  int pinned_away = -2;
   std::uint32_t seen = pokes_.load();
   while (!stop_.load(std::memory_order_relaxed)) {
-    const int avoid = avoid_cpu_.load(std::memory_order_relaxed);
-    if (avoid != pinned_away) {
-      cpu_set_t set = full;
-      if (avoid >= 0 && avoid < CPU_SETSIZE) CPU_CLR(avoid, &set);
-      if (CPU_COUNT(&set) > 0) pthread_setaffinity_np(pthread_self(), sizeof set, &set);
-      pinned_away = avoid;
-    }
     // Occupy until `hold` after the last poke: yield between checks, so any
     // runnable task on this CPU gets it at once.
     std::int64_t t = now_ns();
-    bool contended = false;
     while (t < until_ns_.load(std::memory_order_relaxed) && !stop_.load(std::memory_order_relaxed)) {
-      if (avoid_cpu_.load(std::memory_order_relaxed) != pinned_away) break;  // re-pin first
       ::sched_yield();
       const std::int64_t after = now_ns();
-      if (after - t > std::chrono::nanoseconds(kContendedYield).count()) {
-        contended = true;
+      if (after - t > std::chrono::nanoseconds(kContendedSlice).count()) {
+        // Let go: another task wanted this CPU. The reader sees the count and
+        // stops poking for a while (PlacementController::after_contention).
+        contentions_.fetch_add(1, std::memory_order_relaxed);
+        until_ns_.store(0, std::memory_order_relaxed);
         break;
       }
-      // Where it runs, away from which CPU, and for how long: kept current
-      // (relaxed stores; sched_getcpu is a vDSO call) for the stats.
+      if (after - t > std::chrono::nanoseconds(kSharedYield).count()) shared_.fetch_add(1, std::memory_order_relaxed);
+      // Where it runs and for how long: kept current (relaxed stores;
+      // sched_getcpu is a vDSO call) for the stats.
       cpu_.store(sched_getcpu(), std::memory_order_relaxed);
-      avoided_.store(pinned_away, std::memory_order_relaxed);
       occupied_ns_.fetch_add(static_cast<std::uint64_t>(after - t), std::memory_order_relaxed);
       t = after;
-    }
-    if (contended) {
-      // Let go: another task wants this CPU. The reader sees the count and
-      // stops poking for a while (PlacementController::after_contention).
-      contentions_.fetch_add(1, std::memory_order_relaxed);
-      until_ns_.store(0, std::memory_order_relaxed);
-    } else if (t < until_ns_.load(std::memory_order_relaxed)) {
-      continue;  // re-pin and go on
     }
     // Sleep until the next poke.
     sleeping_.store(true);
@@ -100,6 +90,19 @@ void Occupier::run() noexcept {
     sleeping_.store(false);
     seen = pokes_.load();
   }
+}
+
+bool move_to_cpu(int cpu) noexcept {
+  if (cpu < 0 || cpu >= CPU_SETSIZE) return false;
+  cpu_set_t saved;
+  CPU_ZERO(&saved);
+  if (sched_getaffinity(0, sizeof saved, &saved) != 0 || !CPU_ISSET(cpu, &saved)) return false;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  if (sched_setaffinity(0, sizeof one, &one) != 0) return false;
+  sched_setaffinity(0, sizeof saved, &saved);
+  return true;
 }
 
 }  // namespace spinrpc

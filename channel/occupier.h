@@ -1,5 +1,7 @@
 #pragma once
 
+#include <sched.h>  // cpu_set_t
+
 #include <atomic>   // std::atomic
 #include <chrono>   // std::chrono
 #include <cstdint>  // std::uint32_t, std::uint64_t
@@ -41,6 +43,11 @@ class Occupier {
 
   /// Times it let go because another task wanted its CPU.
   std::uint64_t contentions() const noexcept { return contentions_.load(std::memory_order_relaxed); }
+  /// Yields that came back more than kSharedYield but at most
+  /// kContendedSlice late: a task ran a short turn on the occupier's CPU.
+  /// Cycle after cycle, that task is the peer, stuck on the CPU we keep
+  /// busy (see move_to_cpu).
+  std::uint64_t shared() const noexcept { return shared_.load(std::memory_order_relaxed); }
   /// The CPU it last ran on while occupying, and the caller's CPU it was
   /// keeping away from at that moment; -1 before it ran.
   int cpu() const noexcept { return cpu_.load(std::memory_order_relaxed); }
@@ -51,6 +58,19 @@ class Occupier {
  private:
   void run() noexcept;
 
+  /// A yield that returns this late means another task took a time slice
+  /// on the occupier's CPU (EEVDF's base slice is 0.75 ms and more): let
+  /// go. Shorter delays are not contention. The peer passes through our
+  /// CPU while it moves to the reader's (its turn: 3-60 µs), and kernel
+  /// threads pass through: with the spin loop's 20 µs (kContendedYield)
+  /// here, a blocking client on a quiet machine made the occupier let go in
+  /// the first cycle after each backoff, and occupying was off ~95 % of the
+  /// time (docs/PLACEMENT.md#the-decision).
+  static constexpr std::chrono::microseconds kContendedSlice{250};
+  /// An uncontended yield returns in ~1 µs here; the peer's turn takes 3 µs
+  /// and more (a C client's read and write with two context switches).
+  static constexpr std::chrono::microseconds kSharedYield{3};
+
   std::chrono::microseconds hold_;
   std::thread thread_;
   bool failed_ = false;                       // could not start: never again
@@ -58,11 +78,24 @@ class Occupier {
   std::atomic<bool> sleeping_{false};         // the thread waits on pokes_
   std::atomic<bool> stop_{false};
   std::atomic<std::int64_t> until_ns_{0};     // steady_clock ns: occupy until then
-  std::atomic<int> avoid_cpu_{-1};            // the caller's CPU at the last poke
+  cpu_set_t allowed_;                         // the process's CPUs at start
+  int pinned_away_ = -2;                      // the CPU the thread is pinned away from (poker's thread only)
   std::atomic<std::uint64_t> contentions_{0};
+  std::atomic<std::uint64_t> shared_{0};
   std::atomic<int> cpu_{-1};
   std::atomic<int> avoided_{-1};
   std::atomic<std::uint64_t> occupied_ns_{0};
 };
+
+/// Moves the calling thread to `cpu` now and leaves its affinity mask as it
+/// was: pins it to `cpu` alone (the kernel migrates it before the call
+/// returns), then restores the mask, which still allows `cpu`, so it stays.
+/// Placement's way out of a split it cannot fix from where it is: the peer
+/// stuck on the CPU the occupier keeps busy, woken there again and again
+/// without the kernel choosing a CPU (a task that blocks before it has had
+/// its fair share is left queued, "delayed dequeue", and its next wake-up
+/// finds it still there; docs/PLACEMENT.md#the-peer-stuck-on-the-occupiers-cpu).
+/// Returns false, changing nothing, when `cpu` is not allowed or a call fails.
+bool move_to_cpu(int cpu) noexcept;
 
 }  // namespace spinrpc

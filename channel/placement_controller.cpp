@@ -24,6 +24,13 @@ bool PlacementController::occupying_pays() const noexcept {
   return occupy_estimate_.count() * 100 < free_estimate_.count() * kMarginPercent;
 }
 
+bool PlacementController::contradicts(std::chrono::nanoseconds kept_median) const noexcept {
+  if (kept_ == Mode::free) {
+    return occupy_estimate_.count() > 0 && occupy_estimate_.count() * 100 < kept_median.count() * kMarginPercent;
+  }
+  return !(kept_median.count() * 100 < free_estimate_.count() * kMarginPercent);
+}
+
 void PlacementController::enter(Phase phase, Mode mode) noexcept {
   if (mode != mode_) settle_ = kSettleCycles;
   phase_ = phase;
@@ -42,8 +49,6 @@ void PlacementController::keep(Mode chosen) noexcept {
       stay_ = std::min(stay_ * 2, kMaxStayCycles);
     }
   }
-  // A stay in occupy mode that ended calm forgives earlier contention.
-  if (reprobe_ && kept_ == Mode::occupy) backoff_ = kStayCycles;
   kept_ = chosen;
   reprobe_ = false;
   left_ = stay_;
@@ -54,6 +59,8 @@ PlacementController::Mode PlacementController::after_cycle(std::chrono::nanoseco
   if (setting_ == Setting::off) return mode_;
   const bool counted = cycle < kIgnoreAbove && settle_ == 0;
   if (settle_ > 0) --settle_;
+  // A calm stretch occupying forgives earlier contention.
+  if (mode_ == Mode::occupy && calm_ < kStayCycles && ++calm_ == kStayCycles) backoff_ = kFirstBackoffCycles;
   if (counted) {
     samples_[next_] = cycle.count();
     next_ = (next_ + 1) % kProbeCycles;
@@ -76,6 +83,14 @@ PlacementController::Mode PlacementController::after_cycle(std::chrono::nanoseco
       break;
     case Phase::stay:
     case Phase::backoff:
+      // A stay ends early when a full window contradicts the choice: the
+      // peer moved (free was co-located by chance, then the peer fled to an
+      // idle CPU), so waiting out a stay of up to kMaxStayCycles would pay
+      // the slow mode all along.
+      if (phase_ == Phase::stay && setting_ == Setting::automatic && counted && next_ == 0 &&
+          count_ == kProbeCycles && contradicts(median())) {
+        left_ = 1;
+      }
       if (left_ > 0 && --left_ > 0) break;
       if (setting_ == Setting::occupy) {  // no probing: occupy again
         if (count_ == kProbeCycles) (kept_ == Mode::free ? free_estimate_ : occupy_estimate_) = median();
@@ -102,6 +117,7 @@ PlacementController::Mode PlacementController::after_cycle(std::chrono::nanoseco
 PlacementController::Mode PlacementController::after_contention() noexcept {
   if (setting_ == Setting::off || mode_ != Mode::occupy) return mode_;
   ++contentions_;
+  calm_ = 0;
   if (kept_ == Mode::occupy) ++changes_;
   kept_ = Mode::free;
   reprobe_ = false;

@@ -24,11 +24,20 @@ namespace spinrpc {
 /// median cycle is under kMarginPercent % of the free one: it costs a CPU, so it must
 /// pay. Then the choice stays for a stretch of cycles, doubling each time a
 /// re-probe of the other mode confirms it (kStayCycles up to kMaxStayCycles)
-/// and back to kStayCycles when the mind changes. Cycles of kIgnoreAbove or
+/// and back to kStayCycles when the mind changes. A stay ends early when a
+/// window of kProbeCycles in it contradicts the choice (the kept mode's
+/// median no longer on the winning side of the other mode's estimate by the
+/// margin): the peer moved. Cycles of kIgnoreAbove or
 /// more (the peer was working or idle, not waiting on placement) are not
 /// counted. A contention report (the occupier's CPU is wanted by another
-/// task) drops to free at once and forbids occupying for a stretch that
-/// doubles with each report before a calm stretch (backoff).
+/// task) drops to free at once and forbids occupying for a stretch (backoff)
+/// that starts short (kFirstBackoffCycles) and doubles with each report, up
+/// to kMaxStayCycles; kStayCycles occupied cycles without a report forgive
+/// it. Short first: on a quiet machine a report is most often a passing
+/// kernel thread (4-5 in 30,000 cycles), and a backoff that started at
+/// kStayCycles and was forgiven only after a whole calm stay kept occupying
+/// off most of the time (docs/PLACEMENT.md#the-decision); a task that keeps
+/// wanting the CPU reports at every try and reaches the cap in 10 reports.
 class PlacementController {
  public:
   enum class Mode { free, occupy };
@@ -38,6 +47,7 @@ class PlacementController {
   static constexpr unsigned kSettleCycles = 4;
   static constexpr unsigned kStayCycles = 1024;
   static constexpr unsigned kMaxStayCycles = 65536;
+  static constexpr unsigned kFirstBackoffCycles = 64;
   static constexpr int kMarginPercent = 80;
   static constexpr std::chrono::nanoseconds kIgnoreAbove{std::chrono::milliseconds(1)};
 
@@ -72,6 +82,8 @@ class PlacementController {
   void enter(Phase phase, Mode mode) noexcept;
   void keep(Mode chosen) noexcept;
   bool occupying_pays() const noexcept;
+  // The kept mode's current window says the other one would now win.
+  bool contradicts(std::chrono::nanoseconds kept_median) const noexcept;
   std::chrono::nanoseconds median() noexcept;
 
   Setting setting_;
@@ -82,7 +94,8 @@ class PlacementController {
   unsigned settle_ = 0;            // cycles still skipped after a switch
   unsigned left_ = 0;              // cycles left in a stay or backoff
   unsigned stay_ = kStayCycles;    // length of the next stay
-  unsigned backoff_ = kStayCycles;  // length of the next backoff
+  unsigned backoff_ = kFirstBackoffCycles;  // length of the next backoff
+  unsigned calm_ = 0;              // occupied cycles since the last contention
   std::array<std::int64_t, kProbeCycles> samples_{};  // ns, the current window
   unsigned count_ = 0;             // samples_ filled (a ring during a stay)
   unsigned next_ = 0;              // ring position during a stay

@@ -74,6 +74,9 @@ class SpinReader {
   void end_wait(Clock::duration wait);
   void end_cycle(Clock::time_point now) noexcept;
   void update_placement_stats() noexcept;
+  // After an occupied cycle: true if the peer was found stuck on the
+  // occupier's CPU and this thread moved there.
+  bool peer_shares_occupier() noexcept;
   void add_spin_time(Clock::duration spun) noexcept;
   void wait_readable_until(Clock::time_point deadline);
 
@@ -87,6 +90,9 @@ class SpinReader {
   std::unique_ptr<Occupier> occupier_;  // null unless placement can occupy
   std::optional<Clock::time_point> wrote_at_;  // last write, until its cycle ends
   std::uint64_t contentions_seen_ = 0;  // occupier_->contentions() already fed
+  std::uint64_t shared_seen_ = 0;       // occupier_->shared() at the last occupied cycle
+  unsigned shared_cycles_ = 0;          // occupied cycles in a row with a shared turn
+  bool occupying_ = false;  // the occupier was poked for the cycle in progress: block, don't spin
   bool try_nowait_ = true;  // preadv2(RWF_NOWAIT) works on this fd (until EOPNOTSUPP says otherwise)
 };
 

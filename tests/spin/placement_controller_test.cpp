@@ -142,17 +142,65 @@ TEST_CASE("PlacementController lets go at once on contention and backs off longe
   CHECK(ctl.contentions() == 1);
   CHECK(ctl.changes() == 2);
   const unsigned first = run_until_not(ctl, Phase::backoff, kApart, kTogether);
-  CHECK(first == PlacementController::kStayCycles);
+  CHECK(first == PlacementController::kFirstBackoffCycles);
   CHECK(ctl.phase() == Phase::probe_occupy);
   CHECK(ctl.after_contention() == Mode::free);  // contended again while probing
   const unsigned second = run_until_not(ctl, Phase::backoff, kApart, kTogether);
-  CHECK(second == 2 * PlacementController::kStayCycles);
+  CHECK(second == 2 * PlacementController::kFirstBackoffCycles);
   // A contention while free is not the occupier's: nothing changes.
   const auto contentions = ctl.contentions();
   run_until_not(ctl, Phase::probe_occupy, kApart, kTogether);
   REQUIRE(ctl.mode() == Mode::occupy);
   run_until_not(ctl, Phase::stay, kApart, kTogether, PlacementController::kStayCycles / 2);
   CHECK(ctl.contentions() == contentions);
+}
+
+TEST_CASE("PlacementController forgives contention after a calm stretch occupying, forced or not") {
+  for (const Setting setting : {Setting::automatic, Setting::occupy}) {
+    PlacementController ctl(setting);
+    if (setting == Setting::automatic) finish_first_probe(ctl, kApart, kTogether);
+    REQUIRE(ctl.mode() == Mode::occupy);
+    for (int i = 0; i < 3; ++i) {
+      ctl.after_contention();
+      run_until_not(ctl, Phase::backoff, kApart, kTogether);
+      run_until_not(ctl, Phase::probe_occupy, kApart, kTogether);
+    }
+    REQUIRE(ctl.mode() == Mode::occupy);
+    // Three reports in a row: the next backoff is 8 times the first...
+    ctl.after_contention();
+    CHECK(run_until_not(ctl, Phase::backoff, kApart, kTogether) == 8 * PlacementController::kFirstBackoffCycles);
+    run_until_not(ctl, Phase::probe_occupy, kApart, kTogether);
+    REQUIRE(ctl.mode() == Mode::occupy);
+    // ...but after kStayCycles occupied without one (the probe's cycles
+    // count), it is the first again.
+    const unsigned probed = setting == Setting::automatic
+                                ? PlacementController::kProbeCycles + PlacementController::kSettleCycles
+                                : 0;
+    for (unsigned i = probed; i < PlacementController::kStayCycles; ++i) ctl.after_cycle(kTogether);
+    REQUIRE(ctl.mode() == Mode::occupy);
+    ctl.after_contention();
+    CHECK(run_until_not(ctl, Phase::backoff, kApart, kTogether) == PlacementController::kFirstBackoffCycles);
+  }
+}
+
+TEST_CASE("PlacementController ends a stay early when its window contradicts the choice") {
+  PlacementController ctl(Setting::automatic);
+  // The first probe finds the peer co-located either way: free is kept.
+  finish_first_probe(ctl, kTogether, kTogether);
+  REQUIRE(ctl.mode() == Mode::free);
+  REQUIRE(ctl.phase() == Phase::stay);
+  // Then the peer flees to an idle CPU: one window later, occupying is probed
+  // again, long before the stay (kStayCycles) would have ended.
+  const unsigned n = run_until_not(ctl, Phase::stay, kApart, kTogether);
+  CHECK(n <= 2 * PlacementController::kProbeCycles);
+  CHECK(ctl.phase() == Phase::probe_occupy);
+  CHECK(ctl.free_estimate() == kApart);
+  run_until_not(ctl, Phase::probe_occupy, kApart, kTogether);
+  CHECK(ctl.mode() == Mode::occupy);
+  // The same the other way: occupying stops paying (the peer spins now).
+  const unsigned m = run_until_not(ctl, Phase::stay, kSpinningPeer, kApart);
+  CHECK(m <= 2 * PlacementController::kProbeCycles);
+  CHECK(ctl.phase() == Phase::probe_free);
 }
 
 TEST_CASE("PlacementController backoff is bounded") {

@@ -24,13 +24,14 @@ namespace spinrpc {
   X(spin_contended, "of spin_misses: a yield gave the CPU away, so the spin stopped early")      \
   X(blocked_while_suspended, "waits that blocked at once: the adaptive rule suspended spinning") \
   X(plain_waits, "waits that blocked at once: budget 0")                                         \
-  X(occupied_waits, "waits that blocked at once: the occupier was keeping the peer on our CPU")  \
+  X(occupied_waits, "waits that blocked at once: occupying, or once to be placed anew")        \
   X(suspensions, "times the adaptive rule switched spinning off")                                \
   X(resumptions, "times the adaptive rule switched spinning back on")                            \
   X(spin_time_us, "wall µs spent in the spin loop, yields included")                             \
   X(placement_probes, "times placement tried the mode it was not in (the first probe included)") \
   X(placement_changes, "times placement changed the mode it keeps (after a probe or contention)") \
   X(placement_moves, "times the reader moved to the occupier's CPU, where the peer was stuck")    \
+  X(placement_unshares, "times the reader blocked once to leave a CPU a spinning peer shared")  \
   X(occupier_contentions, "times the occupier let go: another task wanted its CPU")            \
   X(occupied_time_us, "wall µs the occupier spent keeping CPUs busy, yields included")
 

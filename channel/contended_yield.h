@@ -11,4 +11,11 @@ namespace spinrpc {
 /// CPU ends the spin"). Shared by the spin loop and the occupier.
 inline constexpr std::chrono::microseconds kContendedYield{20};
 
+/// A yield that returns later than this (but not contended) let a short turn
+/// of another task run: an uncontended yield returns in ~1 µs here, a
+/// peer's turn takes 3 µs and more. Used by the occupier (the peer stuck on
+/// its CPU) and the spin loop (a spinning peer sharing our CPU), see
+/// docs/PLACEMENT.md#the-peer-stuck-on-the-occupiers-cpu.
+inline constexpr std::chrono::microseconds kSharedYield{3};
+
 }  // namespace spinrpc

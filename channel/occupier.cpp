@@ -3,7 +3,12 @@
 #include <pthread.h>  // pthread_setaffinity_np
 #include <sched.h>    // sched_getaffinity, sched_getcpu, sched_yield, CPU_*
 
-#include <system_error>  // std::system_error
+#include <filesystem>    // std::filesystem::directory_iterator
+#include <fstream>       // std::ifstream
+#include <string>        // std::string, std::getline
+#include <system_error>  // std::system_error, std::error_code
+
+#include "channel/contended_yield.h"
 
 
 namespace spinrpc {
@@ -27,7 +32,9 @@ Occupier::Occupier(std::chrono::microseconds hold) noexcept : hold_(hold) {
     thread_ = std::thread([this] { run(); });
   } catch (const std::system_error&) {
     failed_ = true;
+    return;
   }
+  pthread_setname_np(thread_.native_handle(), kThreadName);
 }
 
 Occupier::~Occupier() {
@@ -90,6 +97,21 @@ void Occupier::run() noexcept {
     sleeping_.store(false);
     seen = pokes_.load();
   }
+}
+
+bool peer_runs_occupier(int pid) noexcept {
+  if (pid <= 0) return false;
+  try {
+    std::error_code ec;
+    const std::filesystem::path tasks = "/proc/" + std::to_string(pid) + "/task";
+    for (std::filesystem::directory_iterator it(tasks, ec), end; !ec && it != end; it.increment(ec)) {
+      std::ifstream comm(it->path() / "comm");
+      std::string name;
+      if (std::getline(comm, name) && name == Occupier::kThreadName) return true;
+    }
+  } catch (...) {  // allocation: cannot tell
+  }
+  return false;
 }
 
 bool move_to_cpu(int cpu) noexcept {

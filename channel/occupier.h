@@ -26,6 +26,10 @@ namespace spinrpc {
 /// WARNING: poke() from one thread at a time (the channel's reader).
 class Occupier {
  public:
+  /// The thread's name (/proc/PID/task/TID/comm), by which a peer that
+  /// started this process sees that it places (peer_runs_occupier).
+  static constexpr const char* kThreadName = "spinrpc-occupy";
+
   /// `hold`: how long to keep occupying after a poke (the spin budget).
   /// Starts the thread, asleep. Never throws: without 2 allowed CPUs or a
   /// thread, poke() returns false.
@@ -43,7 +47,7 @@ class Occupier {
 
   /// Times it let go because another task wanted its CPU.
   std::uint64_t contentions() const noexcept { return contentions_.load(std::memory_order_relaxed); }
-  /// Yields that came back more than kSharedYield but at most
+  /// Yields that came back more than kSharedYield (channel/contended_yield.h) but at most
   /// kContendedSlice late: a task ran a short turn on the occupier's CPU.
   /// Cycle after cycle, that task is the peer, stuck on the CPU we keep
   /// busy (see move_to_cpu).
@@ -67,9 +71,6 @@ class Occupier {
   /// the first cycle after each backoff, and occupying was off ~95 % of the
   /// time (docs/PLACEMENT.md#the-decision).
   static constexpr std::chrono::microseconds kContendedSlice{250};
-  /// An uncontended yield returns in ~1 µs here; the peer's turn takes 3 µs
-  /// and more (a C client's read and write with two context switches).
-  static constexpr std::chrono::microseconds kSharedYield{3};
 
   std::chrono::microseconds hold_;
   std::thread thread_;
@@ -86,6 +87,11 @@ class Occupier {
   std::atomic<int> avoided_{-1};
   std::atomic<std::uint64_t> occupied_ns_{0};
 };
+
+/// Whether process `pid` runs an occupier thread (a thread named
+/// Occupier::kThreadName): a spinrpc channel with placement on. Reads
+/// /proc/PID/task/*/comm; false when it cannot tell. Never throws.
+bool peer_runs_occupier(int pid) noexcept;
 
 /// Moves the calling thread to `cpu` now and leaves its affinity mask as it
 /// was: pins it to `cpu` alone (the kernel migrates it before the call

@@ -128,6 +128,26 @@ PlacementController::Mode PlacementController::after_contention() noexcept {
   return mode_;
 }
 
+bool PlacementController::after_occupied_cycle(bool shared) noexcept {
+  if (since_move_ != ~0u) ++since_move_;
+  if (!shared) {
+    shared_run_ = 0;
+    if (calm_shared_ < kStayCycles && ++calm_shared_ == kStayCycles) move_gap_ = kFirstMoveGap;
+    return false;
+  }
+  if (++shared_run_ < 2) return false;
+  // A pair: someone ran on the occupier's CPU two cycles in a row.
+  shared_run_ = 0;
+  calm_shared_ = 0;
+  if (since_move_ < move_gap_) return false;
+  // The last move did not hold: whoever runs there is not our peer, or it
+  // does not follow. Move less often.
+  if (since_move_ < kStayCycles) move_gap_ = std::min(move_gap_ * 2, kMaxStayCycles);
+  since_move_ = 0;
+  ++moves_;
+  return true;
+}
+
 const char* PlacementController::reason() const noexcept {
   if (setting_ == Setting::off) return "off";
   if (setting_ == Setting::occupy && phase_ == Phase::stay) return "occupy forced by the setting";

@@ -48,6 +48,7 @@ class PlacementController {
   static constexpr unsigned kStayCycles = 1024;
   static constexpr unsigned kMaxStayCycles = 65536;
   static constexpr unsigned kFirstBackoffCycles = 64;
+  static constexpr unsigned kFirstMoveGap = 32;
   static constexpr int kMarginPercent = 80;
   static constexpr std::chrono::nanoseconds kIgnoreAbove{std::chrono::milliseconds(1)};
 
@@ -63,6 +64,17 @@ class PlacementController {
   /// The occupier let go because another task wanted its CPU: free at once.
   Mode after_contention() noexcept;
 
+  /// Feeds one occupied cycle: whether another task ran a short turn on the
+  /// occupier's CPU during it (Occupier::shared). Returns true when the
+  /// reader should move to the occupier's CPU, where the peer is stuck
+  /// (docs/PLACEMENT.md#the-peer-stuck-on-the-occupiers-cpu): two such
+  /// cycles in a row, and at least the move gap since the last move. A move
+  /// followed by another such pair within kStayCycles did not hold (the
+  /// short turns are someone else's, e.g. a Go runtime's spinning threads):
+  /// the gap doubles, from kFirstMoveGap up to kMaxStayCycles; kStayCycles
+  /// occupied cycles without a pair reset it.
+  bool after_occupied_cycle(bool shared) noexcept;
+
   Mode mode() const noexcept { return mode_; }
   Phase phase() const noexcept { return phase_; }
   /// Median cycle of the last stretch measured in each mode; 0 = not yet.
@@ -72,6 +84,8 @@ class PlacementController {
   std::uint64_t changes() const noexcept { return changes_; }
   /// Times the other mode was probed (the first probe included).
   std::uint64_t probes() const noexcept { return probes_; }
+  /// Times after_occupied_cycle said to move.
+  std::uint64_t moves() const noexcept { return moves_; }
   /// Contention reports that made it let go.
   std::uint64_t contentions() const noexcept { return contentions_; }
   /// Why mode() is what it is: "off", "probing", "occupying pays",
@@ -99,6 +113,11 @@ class PlacementController {
   std::array<std::int64_t, kProbeCycles> samples_{};  // ns, the current window
   unsigned count_ = 0;             // samples_ filled (a ring during a stay)
   unsigned next_ = 0;              // ring position during a stay
+  unsigned shared_run_ = 0;        // occupied cycles in a row with a short turn on the occupier's CPU
+  unsigned since_move_ = ~0u;      // occupied cycles since the last move (saturating)
+  unsigned calm_shared_ = 0;       // occupied cycles since the last shared pair (saturating at kStayCycles)
+  unsigned move_gap_ = kFirstMoveGap;  // occupied cycles required between moves
+  std::uint64_t moves_ = 0;
   std::chrono::nanoseconds free_estimate_{0};
   std::chrono::nanoseconds occupy_estimate_{0};
   std::uint64_t changes_ = 0;

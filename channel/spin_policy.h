@@ -25,6 +25,12 @@ struct SpinPolicy {
   PlacementController::Setting placement = PlacementController::Setting::off;
   /// Why `placement` has its value ("default", "SPINRPC_PLACEMENT=off", ...).
   std::string placement_reason = "placement not configured";
+  /// The peer's process id when this side started it (the client shim's
+  /// child), else 0. Before it first occupies, the reader looks for the
+  /// peer's own occupier thread (Occupier::kThreadName in /proc/PID/task)
+  /// and, finding one, leaves placement to the peer: two placers on one
+  /// pair fight (docs/PLACEMENT.md#one-placer-per-pair).
+  int peer_pid = 0;
 };
 
 /// The adaptive rule, pure: no clock, no I/O (docs/SPIN.md#the-rule). Feed it

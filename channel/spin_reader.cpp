@@ -49,12 +49,41 @@ void SpinReader::before_write() noexcept {
       occupier_.reset();
       stats_.placement_setting_reason = "cannot occupy: fewer than 2 CPUs allowed or no thread";
     }
+  } else if (occupied_last_ || unplace_next_) {
+    // Block once in this cycle (counted in occupied_waits), so that the
+    // wake-up that ends it is placed by the kernel, which sends it to an
+    // idle CPU: two spinners on one CPU (left there by occupying, or found
+    // sharing by note_shared_cpu) never block and are never placed apart
+    // again (a binding ↔ server echo stuck at 9.5 µs against 4.0 apart;
+    // docs/PLACEMENT.md#two-spinners-on-one-cpu).
+    unplaced_ = true;
   }
+  occupied_last_ = false;
+  unplace_next_ = false;
 }
 
 void SpinReader::end_cycle(Clock::time_point now) noexcept {
   const Clock::duration cycle = now - *wrote_at_;
   wrote_at_.reset();
+  if (!peer_checked_) {
+    // Once, after the first reply: a peer we started that places too
+    // (spinrpc-server behind the shim) is left to do it alone
+    // (docs/PLACEMENT.md#one-placer-per-pair). Its occupier thread started
+    // with its reader, before it read our first message. Here, not at
+    // start-up, so that the allocations of /proc's walk fall in the first
+    // request, not in steady state.
+    peer_checked_ = true;
+    if (peer_runs_occupier(policy_.peer_pid)) {
+      occupier_.reset();
+      occupying_ = false;
+      unplaced_ = false;
+      stats_.placement = "off";
+      stats_.placement_mode = "free";
+      stats_.placement_decision = "left to the peer";
+      stats_.placement_setting_reason = "the peer (pid " + std::to_string(policy_.peer_pid) + ") places: left to it";
+      return;
+    }
+  }
   if (const std::uint64_t c = occupier_->contentions(); c != contentions_seen_) {
     contentions_seen_ = c;
     placement_.after_contention();
@@ -66,19 +95,20 @@ void SpinReader::end_cycle(Clock::time_point now) noexcept {
     // occupy (not when the adaptive rule held the occupier back).
     placement_.after_cycle(cycle);
   }
+  occupied_last_ = occupying_;
   occupying_ = false;
+  unplaced_ = false;
   update_placement_stats();
 }
 
 bool SpinReader::peer_shares_occupier() noexcept {
-  // Two occupied cycles in a row in which a short turn ran on the
-  // occupier's CPU: the peer is stuck there (docs/PLACEMENT.md#the-peer-stuck-on-the-occupiers-cpu).
-  // One such cycle is as often a kernel thread or a timer passing through.
+  // Whether a short turn of another task ran on the occupier's CPU during
+  // this cycle; the rule (two in a row, then a gap that grows while moves do
+  // not hold) is PlacementController::after_occupied_cycle.
   const std::uint64_t shared = occupier_->shared();
-  shared_cycles_ = shared != shared_seen_ ? shared_cycles_ + 1 : 0;
+  const bool turn = shared != shared_seen_;
   shared_seen_ = shared;
-  if (shared_cycles_ < 2) return false;
-  shared_cycles_ = 0;
+  if (!placement_.after_occupied_cycle(turn)) return false;
   const int there = occupier_->cpu();
   if (there < 0 || there == sched_getcpu() || !move_to_cpu(there)) return false;
   ++stats_.placement_moves;
@@ -181,7 +211,7 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len) {
   // contention and suspend spinning, occupying with it (measured on a quiet
   // machine: 71 suspensions in 30,000 echoes, the occupier held 34 µs in
   // all, the blocking client's p50 30 µs against tsgo's 7.5).
-  if (occupying_) {
+  if (occupying_ || unplaced_) {
     const std::size_t n = blocking_read(buf, len);
     ++stats_.occupied_waits;
     end_wait(Clock::now() - start);
@@ -190,12 +220,14 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len) {
   // Branch: spinning. vDSO clock reads cost ~20 ns against ~300 ns for
   // each try, so the deadline is checked on every try.
   const Clock::time_point deadline = start + policy_.budget;
+  bool shared = false;  // a yield let another task's short turn run
   for (;;) {
     const long n = try_read(buf, len);
     if (n >= 0) {
       const Clock::duration waited = Clock::now() - start;
       ++stats_.spin_hits;
       add_spin_time(waited);
+      note_shared_cpu(shared);
       end_wait(waited);
       return static_cast<std::size_t>(n);
     }
@@ -220,14 +252,27 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len) {
       controller_.after_contention();
       break;
     }
+    if (after_yield - before_yield > kSharedYield) shared = true;
     if (after_yield >= deadline) break;
   }
   // Branch: budget spent or CPU contended; block until bytes arrive.
+  note_shared_cpu(shared);
   ++stats_.spin_misses;
   add_spin_time(Clock::now() - start);
   const std::size_t n = blocking_read(buf, len);
   end_wait(Clock::now() - start);
   return n;
+}
+
+void SpinReader::note_shared_cpu(bool shared) noexcept {
+  // kSharedWaitsToUnplace spinning waits in a row in which another task ran
+  // short turns on our CPU between our tries: most likely the peer, spinning
+  // on our CPU. Placement's to fix, so only with placement on.
+  shared_waits_ = shared ? shared_waits_ + 1 : 0;
+  if (shared_waits_ < kSharedWaitsToUnplace || !occupier_) return;
+  shared_waits_ = 0;
+  unplace_next_ = true;
+  ++stats_.placement_unshares;
 }
 
 void SpinReader::end_wait(Clock::duration wait) {

@@ -77,6 +77,10 @@ class SpinReader {
   // After an occupied cycle: true if the peer was found stuck on the
   // occupier's CPU and this thread moved there.
   bool peer_shares_occupier() noexcept;
+  // After a spinning wait: counts waits in a row in which another task ran
+  // on our CPU between tries; enough of them: block once (before_write).
+  void note_shared_cpu(bool shared) noexcept;
+  static constexpr unsigned kSharedWaitsToUnplace = 8;
   void add_spin_time(Clock::duration spun) noexcept;
   void wait_readable_until(Clock::time_point deadline);
 
@@ -91,7 +95,11 @@ class SpinReader {
   std::optional<Clock::time_point> wrote_at_;  // last write, until its cycle ends
   std::uint64_t contentions_seen_ = 0;  // occupier_->contentions() already fed
   std::uint64_t shared_seen_ = 0;       // occupier_->shared() at the last occupied cycle
-  unsigned shared_cycles_ = 0;          // occupied cycles in a row with a shared turn
+  bool peer_checked_ = false;  // peer_runs_occupier(policy_.peer_pid) was asked
+  bool occupied_last_ = false;  // the cycle before the one in progress was occupied
+  unsigned shared_waits_ = 0;    // spinning waits in a row that shared our CPU
+  bool unplace_next_ = false;    // note_shared_cpu asks the next cycle to block once
+  bool unplaced_ = false;        // this cycle blocks once (see before_write)
   bool occupying_ = false;  // the occupier was poked for the cycle in progress: block, don't spin
   bool try_nowait_ = true;  // preadv2(RWF_NOWAIT) works on this fd (until EOPNOTSUPP says otherwise)
 };

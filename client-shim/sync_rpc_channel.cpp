@@ -227,8 +227,9 @@ void SyncRpcChannel::State::end_after_timeout(std::string_view method) {
 
 void SyncRpcChannel::State::open_channel(UniqueFd in, UniqueFd out) {
   if (!options.keep_sigpipe_disposition) ignore_sigpipe_if_default();
-  channel.emplace(std::move(in), std::move(out),
-                  ChannelOptions{options.channel, resolve_spin_policy(options.spin)});
+  SpinPolicy spin = resolve_spin_policy(options.spin);
+  spin.peer_pid = child.pid() > 0 ? child.pid() : 0;  // a server we started
+  channel.emplace(std::move(in), std::move(out), ChannelOptions{options.channel, std::move(spin)});
 }
 
 SyncRpcChannel::SyncRpcChannel(std::unique_ptr<State> state) noexcept : state_(std::move(state)) {}

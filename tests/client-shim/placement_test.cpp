@@ -129,6 +129,33 @@ TEST_CASE("an occupying spinrpc-server keeps another CPU than its own, and lets 
   CHECK(after.decision == "backoff after contention");
 }
 
+TEST_CASE("the shim leaves placement to a server it started that places, and places against one that does not" *
+          doctest::skip(allowed_cpus().size() < 2)) {
+  SyncRpcOptions placing;
+  placing.spin.spin_us = 100;
+  placing.spin.placement = PlacementController::Setting::occupy;  // occupies from the first cycle
+  {
+    // spinrpc-server places by default: its occupier thread is there.
+    SyncRpcChannel channel(bin_path("spinrpc-server"), {"--api", "--spin-us", "100"}, placing);
+    echo_many(channel, 50);
+    const auto stats = channel.stats();
+    CHECK(stats.placement == "off");
+    CHECK(std::string(stats.placement_decision) == "left to the peer");
+    CHECK(stats.placement_setting_reason.find("places: left to it") != std::string::npos);
+    CHECK(stats.occupied_time_us == 0);
+    CHECK(server_stats(channel).placement == "auto");
+  }
+  {
+    // With placement off the server runs no occupier: the shim places.
+    SyncRpcChannel channel(bin_path("spinrpc-server"), {"--api", "--spin-us", "100", "--placement=off"}, placing);
+    echo_many(channel, 50);
+    const auto stats = channel.stats();
+    CHECK(stats.placement == "occupy");
+    CHECK(std::string(stats.placement_decision) != "left to the peer");
+    CHECK(stats.occupied_waits + stats.occupier_contentions > 0);
+  }
+}
+
 TEST_CASE("spinrpc-server reports placement off with budget 0, and SPINRPC_PLACEMENT=off") {
   {
     SyncRpcChannel channel(bin_path("spinrpc-server"), {"--api", "--spin-us", "0"}, blocking_client());

@@ -203,6 +203,37 @@ TEST_CASE("PlacementController ends a stay early when its window contradicts the
   CHECK(ctl.phase() == Phase::probe_free);
 }
 
+TEST_CASE("PlacementController moves to the peer after two shared cycles in a row, less often when moves do not hold") {
+  PlacementController ctl(Setting::automatic);
+  // One shared cycle (a timer, a kernel thread) is not enough; two are.
+  CHECK_FALSE(ctl.after_occupied_cycle(true));
+  CHECK_FALSE(ctl.after_occupied_cycle(false));
+  CHECK_FALSE(ctl.after_occupied_cycle(true));
+  CHECK(ctl.after_occupied_cycle(true));
+  CHECK(ctl.moves() == 1);
+  // The move held: calm from then on, no more moves.
+  for (unsigned i = 0; i < 2 * PlacementController::kStayCycles; ++i) CHECK_FALSE(ctl.after_occupied_cycle(false));
+  CHECK(ctl.after_occupied_cycle(true) == false);
+  CHECK(ctl.after_occupied_cycle(true));  // a held move leaves the gap at its first value
+  CHECK(ctl.moves() == 2);
+  // Someone else keeps running there (every cycle shared): each move that
+  // does not hold doubles the gap before the next.
+  unsigned gap = PlacementController::kFirstMoveGap;
+  for (int k = 0; k < 5; ++k) {
+    unsigned n = 0;
+    while (!ctl.after_occupied_cycle(true)) ++n;
+    CHECK(n + 1 >= gap);
+    gap *= 2;
+  }
+  CHECK(ctl.moves() == 7);
+  // Bounded: never more often than kFirstMoveGap, never rarer than kMaxStayCycles.
+  for (int k = 0; k < 20; ++k) {
+    unsigned n = 0;
+    while (!ctl.after_occupied_cycle(true)) ++n;
+    CHECK(n < PlacementController::kMaxStayCycles + 2);
+  }
+}
+
 TEST_CASE("PlacementController backoff is bounded") {
   PlacementController ctl(Setting::occupy);
   for (int i = 0; i < 20; ++i) {

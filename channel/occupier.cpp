@@ -74,17 +74,24 @@ void Occupier::run() noexcept {
     // Occupy until `hold` after the last poke: yield between checks, so any
     // runnable task on this CPU gets it at once.
     std::int64_t t = now_ns();
+    std::uint32_t epoch = seen;  // the poke (cycle) the turns below belong to
+    unsigned turns = 0;          // short turns of others within that cycle
     while (t < until_ns_.load(std::memory_order_relaxed) && !stop_.load(std::memory_order_relaxed)) {
       ::sched_yield();
       const std::int64_t after = now_ns();
-      if (after - t > std::chrono::nanoseconds(kContendedSlice).count()) {
+      if (const std::uint32_t p = pokes_.load(std::memory_order_relaxed); p != epoch) {
+        epoch = p;
+        turns = 0;
+      }
+      const bool turn = after - t > std::chrono::nanoseconds(kSharedYield).count();
+      if (after - t > std::chrono::nanoseconds(kContendedSlice).count() || (turn && ++turns > kTurnsPerCycle)) {
         // Let go: another task wanted this CPU. The reader sees the count and
         // stops poking for a while (PlacementController::after_contention).
         contentions_.fetch_add(1, std::memory_order_relaxed);
         until_ns_.store(0, std::memory_order_relaxed);
         break;
       }
-      if (after - t > std::chrono::nanoseconds(kSharedYield).count()) shared_.fetch_add(1, std::memory_order_relaxed);
+      if (turn) shared_.fetch_add(1, std::memory_order_relaxed);
       // Where it runs and for how long: kept current (relaxed stores;
       // sched_getcpu is a vDSO call) for the stats.
       cpu_.store(sched_getcpu(), std::memory_order_relaxed);

@@ -17,9 +17,10 @@ namespace spinrpc {
 /// It is an ordinary SCHED_OTHER thread on purpose: the kernel counts a CPU
 /// that runs only SCHED_IDLE tasks as idle when it places a wake-up
 /// (measured: the round trip only fell from ~65 to ~38 µs). Between tries
-/// it yields; a yield that comes back late means another task wanted that
-/// CPU, and it lets go at once (contentions()) and sleeps until the next
-/// poke. It never spins longer than `hold` past the last poke, and sleeps on
+/// it yields; a yield that comes back a time slice late, or more than
+/// kTurnsPerCycle short turns of others in one cycle, mean another task
+/// wants that CPU, and it lets go at once (contentions()) and sleeps until
+/// the next poke. It never spins longer than `hold` past the last poke, and sleeps on
 /// a futex otherwise. The thread starts with the object (so that no
 /// request in steady state allocates), asleep until the first poke.
 ///
@@ -71,6 +72,13 @@ class Occupier {
   /// the first cycle after each backoff, and occupying was off ~95 % of the
   /// time (docs/PLACEMENT.md#the-decision).
   static constexpr std::chrono::microseconds kContendedSlice{250};
+  /// More short turns of others than this within one cycle (between two
+  /// pokes) is contention too: a peer that blocks takes one turn per cycle
+  /// (two when it moves over); a peer that spins on this CPU takes one at
+  /// every try. Occupying cannot help a spinning peer (it is never woken),
+  /// and sitting on its CPU slowed a spinning Node client from 4.0 to 9.5 µs
+  /// (docs/PLACEMENT.md#two-spinners-on-one-cpu).
+  static constexpr unsigned kTurnsPerCycle = 2;
 
   std::chrono::microseconds hold_;
   std::thread thread_;

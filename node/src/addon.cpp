@@ -268,13 +268,17 @@ std::string_view utf8_into(napi_env env, napi_value value, ChannelCore& core,
 class Channel : public Napi::ObjectWrap<Channel> {
  public:
   static Napi::Function define(Napi::Env env) {
+    // Methods writable and configurable, as a JavaScript class's are: tools
+    // wrap a channel's requestSync on the instance (bench/workload/walk.mjs
+    // does, to time the gaps), which a read-only method forbids.
+    constexpr auto method = static_cast<napi_property_attributes>(napi_writable | napi_configurable);
     return DefineClass(env, "SyncRpcChannel",
                        {
-                           InstanceMethod<&Channel::request_sync>("requestSync"),
-                           InstanceMethod<&Channel::request_binary_sync>("requestBinarySync"),
-                           InstanceMethod<&Channel::register_callback>("registerCallback"),
-                           InstanceMethod<&Channel::close>("close"),
-                           InstanceMethod<&Channel::stats>("stats"),
+                           InstanceMethod<&Channel::request_sync>("requestSync", method),
+                           InstanceMethod<&Channel::request_binary_sync>("requestBinarySync", method),
+                           InstanceMethod<&Channel::register_callback>("registerCallback", method),
+                           InstanceMethod<&Channel::close>("close", method),
+                           InstanceMethod<&Channel::stats>("stats", method),
                            InstanceAccessor<&Channel::last_bytes_sent>("lastBytesSent"),
                            InstanceAccessor<&Channel::last_bytes_received>("lastBytesReceived"),
                            InstanceAccessor<&Channel::collect_timing>("collectTiming"),

@@ -192,6 +192,21 @@ describe("SyncRpcChannel", () => {
     }
   });
 
+  test("a method can be wrapped on the instance, as on the pure-JS channel", () => {
+    // Tools time or log requests by replacing requestSync on the channel
+    // (bench/workload/walk.mjs does); a read-only method made that throw.
+    withChannel(spinrpcPeer(), ["--api"], (channel) => {
+      const seen = [];
+      const original = channel.requestSync;
+      channel.requestSync = function (method, payload) {
+        seen.push(method);
+        return original.call(this, method, payload);
+      };
+      assert.equal(channel.requestSync("echo", "wrapped"), "wrapped");
+      assert.deepEqual(seen, ["echo"]);
+    });
+  });
+
   test("close() mid-session ends the child; later requests say it is closed", async () => {
     for (const peer of peers()) {
       requireBinary(peer);

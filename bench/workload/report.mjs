@@ -167,6 +167,7 @@ if (e2e.length) {
   for (const r of e2e) say(`| ${r.round} | ${r.client} | ${f2(r.wallMs / 1e3)} | ${f2(r.clientCpuMs / 1e3)} | ${f2(r.serverCpuMs / 1e3)} | ${f2(r.load1)} |`);
   const byRound = new Map();
   for (const r of e2e) { if (!byRound.has(r.round)) byRound.set(r.round, {}); byRound.get(r.round)[r.client] = r; }
+  say("", `Made by \`node bench/workload/e2e.mjs --import node/register.mjs --rounds ${byRound.size} --json bench/out/workload/e2e.json\` (${e2e[0].requests} requests per walk; both clients' output identical, checked by e2e.mjs).`);
   const ratios = [...byRound.values()].filter((v) => v.js && v.binding).map((v) => v.binding.wallMs / v.js.wallMs);
   if (ratios.length) say("", `binding / pure JS wall clock: per round ${ratios.map(f2).join(", ")}; median **${f2(median(ratios))}×**.`);
   say("");

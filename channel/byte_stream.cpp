@@ -146,8 +146,11 @@ void ByteStream::write_lent(iovec part) {
   grow_pipe_for(part.iov_len);
   while (part.iov_len > 0) {
     // No SPLICE_F_GIFT: the pages stay the caller's; the pipe only refers
-    // to them until the reader has copied them out (BufferOptions).
-    const ssize_t n = ::vmsplice(fd, &part, 1, 0);
+    // to them until the reader has copied them out (BufferOptions). With a
+    // deadline, SPLICE_F_NONBLOCK: vmsplice(2) ignores the pipe's
+    // O_NONBLOCK and would wait for room forever (a FIFO server that stopped
+    // reading held a 16 MiB request past its deadline; transport_test).
+    const ssize_t n = ::vmsplice(fd, &part, 1, write_deadline_ ? SPLICE_F_NONBLOCK : 0u);
     if (n < 0) {
       const int err = errno;
       if (err == EINTR) continue;

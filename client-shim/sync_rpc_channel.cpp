@@ -234,11 +234,25 @@ void SyncRpcChannel::State::open_channel(UniqueFd in, UniqueFd out) {
 
 SyncRpcChannel::SyncRpcChannel(std::unique_ptr<State> state) noexcept : state_(std::move(state)) {}
 
+namespace {
+
+// With a request deadline, writes must be bounded too: a server that stops
+// reading would otherwise hold a large request's write forever. The
+// connection's descriptors are ours alone (our socket, or FIFOs we opened:
+// open file descriptions of our own), so O_NONBLOCK on them touches nothing
+// of anyone else's; the reader waits in poll(2) on EAGAIN.
+void bound_writes(const SyncRpcOptions& options, const Connection& connection) {
+  if (options.request_timeout.count() > 0) set_nonblocking(connection.out.get(), true);
+}
+
+}  // namespace
+
 SyncRpcChannel SyncRpcChannel::connect_socket(const std::string& path, SyncRpcOptions options) {
   auto state = std::make_unique<State>();
   state->executable = "the server at " + path;
   state->options = std::move(options);
   Connection connection = connect_unix_socket(path, state->options.connect_timeout);
+  bound_writes(state->options, connection);
   state->open_channel(std::move(connection.in), std::move(connection.out));
   return SyncRpcChannel(std::move(state));
 }
@@ -250,6 +264,7 @@ SyncRpcChannel SyncRpcChannel::connect_fifos(const std::string& to_server,
   state->executable = "the server at " + to_server;
   state->options = std::move(options);
   Connection connection = connect_fifo_pair(to_server, from_server, state->options.connect_timeout);
+  bound_writes(state->options, connection);
   state->open_channel(std::move(connection.in), std::move(connection.out));
   return SyncRpcChannel(std::move(state));
 }

@@ -54,8 +54,9 @@ struct SyncRpcOptions {
   /// Per-request deadline, in ms; 0 = none. A request whose Response or
   /// Error has not arrived this long after it was sent (the client's own
   /// callbacks' time included) throws TimedOut (channel/timed_out.h) and the
-  /// child is killed (SIGKILL) and reaped, or the connection closed. The
-  /// wait for the reply is bounded; writing the request is not.
+  /// child is killed (SIGKILL) and reaped, or the connection closed. Both
+  /// the wait for the reply and the writing of the request are bounded (a
+  /// server that stops reading cannot hold a large request's write).
   std::chrono::milliseconds request_timeout{0};
   /// connect_socket()/connect_fifos(): how long to keep retrying while the
   /// server is not listening yet, in ms.

@@ -460,3 +460,64 @@ TEST_CASE("SyncRpcChannel drops a socket connection whose server does not answer
 }
 
 }  // namespace
+
+namespace {
+
+// Runs `request` on another thread and returns what it threw; FAILs after
+// 10 s (a hang guard, not a timing): the write it makes must be bounded.
+template <typename F>
+std::string what_it_throws(F request, const char* what) {
+  auto attempt = std::async(std::launch::async, [&] {
+    try {
+      request();
+      return std::string("answered");
+    } catch (const spinrpc::TimedOut& e) {
+      return std::string("TimedOut: ") + e.what();
+    } catch (const std::exception& e) {
+      return std::string("other: ") + e.what();
+    }
+  });
+  if (attempt.wait_for(10s) != std::future_status::ready) FAIL(what << " still writing after 10 s");
+  return attempt.get();
+}
+
+TEST_CASE("SyncRpcChannel bounds the write of a request over a socket whose server stops reading") {
+  // A listener that never accepts: connect(2) succeeds (the backlog), and
+  // the 16 MiB request fills the socket's buffer with nobody reading.
+  TempDir dir;
+  const std::string path = dir / "deaf.sock";
+  const spinrpc::UniqueFd listener(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  const sockaddr_un address = spinrpc::unix_socket_address(path, "test");
+  REQUIRE(::bind(listener.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0);
+  REQUIRE(::listen(listener.get(), 4) == 0);
+  spinrpc::SyncRpcOptions options;
+  options.request_timeout = 300ms;
+  auto channel = SyncRpcChannel::connect_socket(path, options);
+  const std::string big(16 << 20, 'x');
+  const std::string thrown = what_it_throws([&] { channel.request("echo", big); }, "connect_socket's request");
+  CHECK(thrown == "TimedOut: the server at " + path + " did not answer `echo` within 300 ms; the connection was closed");
+}
+
+TEST_CASE("SyncRpcChannel bounds the write of a request over FIFOs whose server stops reading") {
+  TempDir dir;
+  const std::string to_server = dir / "in.fifo";
+  const std::string from_server = dir / "out.fifo";
+  REQUIRE(::mkfifo(to_server.c_str(), 0600) == 0);
+  REQUIRE(::mkfifo(from_server.c_str(), 0600) == 0);
+  // A "server" that opens both ends and then reads nothing.
+  const spinrpc::UniqueFd server_in(::open(to_server.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+  REQUIRE(server_in.get() >= 0);
+  auto server_out = std::async(std::launch::async, [&] {
+    return spinrpc::UniqueFd(::open(from_server.c_str(), O_WRONLY | O_CLOEXEC));  // waits for the client
+  });
+  spinrpc::SyncRpcOptions options;
+  options.request_timeout = 300ms;
+  auto channel = SyncRpcChannel::connect_fifos(to_server, from_server, options);
+  REQUIRE(server_out.wait_for(10s) == std::future_status::ready);
+  const spinrpc::UniqueFd server_out_fd = server_out.get();
+  const std::string big(16 << 20, 'x');
+  const std::string thrown = what_it_throws([&] { channel.request("echo", big); }, "connect_fifos' request");
+  CHECK(thrown == "TimedOut: the server at " + to_server + " did not answer `echo` within 300 ms; the connection was closed");
+}
+
+}  // namespace

@@ -125,7 +125,7 @@ simdjson::dom::parser& dom_parser() {
 
 const Variant kVariants[] = {
     {"decode", [](const simdjson::padded_string& body) {
-       const auto& m = decoder().decode(spinrpc::as_bytes(std::string_view(body)), simdjson::SIMDJSON_PADDING);
+       const auto& m = decoder().decode(spinrpc::as_bytes(std::string_view(body)));
        return m.params.size();
      }},
     {"ondemand walk", [](const simdjson::padded_string& body) {

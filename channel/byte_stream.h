@@ -79,13 +79,6 @@ class ByteStream {
   /// The bytes read and not yet consumed.
   ByteView buffered() const noexcept { return {buffer_.get() + begin_, end_ - begin_}; }
 
-  /// Bytes of the buffer's storage from `at` (a byte of buffered()) to its
-  /// end, read-ahead space included: what a parser that reads past its
-  /// input (simdjson's padding) may read without fault.
-  std::size_t readable_from(const std::byte* at) const noexcept {
-    return static_cast<std::size_t>(buffer_.get() + capacity_ - at);
-  }
-
   /// Marks the first `bytes` of buffered() as used. Their views stay valid
   /// until the next fill() (or longer under a Hold).
   void consume(std::size_t bytes) noexcept { begin_ += bytes; }

@@ -6,7 +6,7 @@
 
 namespace spinrpc {
 
-std::optional<JsonRpcBody> JsonRpcChannel::try_read_body() {
+std::optional<ByteView> JsonRpcChannel::try_read_body() {
   stream_.consume(message_size_);
   message_size_ = 0;
   for (;;) {
@@ -15,8 +15,7 @@ std::optional<JsonRpcBody> JsonRpcChannel::try_read_body() {
     if (result.status == ContentLengthResult::Status::Message) {
       message_size_ = result.size_bytes;
       mid_frame_.set(false);
-      const std::byte* end = result.body.data() + result.body.size();
-      return JsonRpcBody{result.body, stream_.readable_from(end)};
+      return result.body;
     }
     mid_frame_.set(!buffered.empty());
     if (stream_.fill(result.size_bytes) == 0) {

@@ -14,13 +14,6 @@
 
 namespace spinrpc {
 
-/// One message body read by JsonRpcChannel: a view into the stream's buffer
-/// and how many bytes after it may be read (for simdjson's padding).
-struct JsonRpcBody {
-  ByteView body;
-  std::size_t readable_after;
-};
-
 /// tsgo's async framing (`Content-Length` headers, docs/ASYNC.md) over the
 /// same buffered, spin-aware ByteStream as the MessagePack FdChannel. Bodies
 /// are views into the stream's buffer, valid until the next read unless a
@@ -38,7 +31,7 @@ class JsonRpcChannel {
   /// messages. Throws ProtocolError with tsgo's line for malformed headers
   /// and with spinrpc's for a message cut short by EOF or over a limit;
   /// std::system_error on an OS failure.
-  std::optional<JsonRpcBody> try_read_body();
+  std::optional<ByteView> try_read_body();
 
   /// Writes the concatenation of `parts` as is (they hold whole messages).
   void write(std::span<iovec> parts) { stream_.write_all(parts); }

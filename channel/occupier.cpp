@@ -58,7 +58,7 @@ bool Occupier::poke(int avoid_cpu) noexcept {
     if (avoid_cpu >= 0 && avoid_cpu < CPU_SETSIZE) CPU_CLR(avoid_cpu, &set);
     if (CPU_COUNT(&set) > 0) pthread_setaffinity_np(thread_.native_handle(), sizeof set, &set);
     pinned_away_ = avoid_cpu;
-    avoided_.store(avoid_cpu, std::memory_order_relaxed);
+    pin_.store(avoid_cpu, std::memory_order_relaxed);
   }
   until_ns_.store(now_ns() + std::chrono::nanoseconds(hold_).count(), std::memory_order_relaxed);
   // Dekker with run(): we bump pokes_ then read sleeping_; it sets
@@ -94,7 +94,16 @@ void Occupier::run() noexcept {
       if (turn) shared_.fetch_add(1, std::memory_order_relaxed);
       // Where it runs and for how long: kept current (relaxed stores;
       // sched_getcpu is a vDSO call) for the stats.
-      cpu_.store(sched_getcpu(), std::memory_order_relaxed);
+      // One snapshot, and only a consistent one: right after a re-pin the
+      // thread may still be on the CPU it now avoids (or the pin not yet
+      // published); such a sample is skipped.
+      const int avoided = pin_.load(std::memory_order_relaxed);
+      const int cpu = sched_getcpu();
+      if (cpu != avoided && avoided == pin_.load(std::memory_order_relaxed)) {
+        where_.store((static_cast<std::uint64_t>(static_cast<std::uint32_t>(cpu)) << 32) |
+                         static_cast<std::uint32_t>(avoided),
+                     std::memory_order_relaxed);
+      }
       occupied_ns_.fetch_add(static_cast<std::uint64_t>(after - t), std::memory_order_relaxed);
       t = after;
     }

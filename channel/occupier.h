@@ -6,6 +6,7 @@
 #include <chrono>   // std::chrono
 #include <cstdint>  // std::uint32_t, std::uint64_t
 #include <thread>   // std::thread
+#include <utility>  // std::pair
 
 namespace spinrpc {
 
@@ -55,8 +56,14 @@ class Occupier {
   std::uint64_t shared() const noexcept { return shared_.load(std::memory_order_relaxed); }
   /// The CPU it last ran on while occupying, and the caller's CPU it was
   /// keeping away from at that moment; -1 before it ran.
-  int cpu() const noexcept { return cpu_.load(std::memory_order_relaxed); }
-  int avoided_cpu() const noexcept { return avoided_.load(std::memory_order_relaxed); }
+  int cpu() const noexcept { return where().first; }
+  int avoided_cpu() const noexcept { return where().second; }
+  /// Both at once, from one snapshot: {cpu(), avoided_cpu()}. Never equal
+  /// but for {-1, -1} before it ran.
+  std::pair<int, int> where() const noexcept {
+    const std::uint64_t w = where_.load(std::memory_order_relaxed);
+    return {static_cast<int>(static_cast<std::uint32_t>(w >> 32)), static_cast<int>(static_cast<std::uint32_t>(w))};
+  }
   /// Total µs it spent occupying (wall time, yields included).
   std::uint64_t occupied_us() const noexcept { return occupied_ns_.load(std::memory_order_relaxed) / 1000; }
 
@@ -91,8 +98,8 @@ class Occupier {
   int pinned_away_ = -2;                      // the CPU the thread is pinned away from (poker's thread only)
   std::atomic<std::uint64_t> contentions_{0};
   std::atomic<std::uint64_t> shared_{0};
-  std::atomic<int> cpu_{-1};
-  std::atomic<int> avoided_{-1};
+  std::atomic<int> pin_{-1};                  // the CPU poke() last pinned it away from
+  std::atomic<std::uint64_t> where_{~std::uint64_t{0}};  // {cpu, avoided} as two 32-bit halves
   std::atomic<std::uint64_t> occupied_ns_{0};
 };
 

@@ -124,8 +124,9 @@ void SpinReader::update_placement_stats() noexcept {
   stats_.placement_changes = placement_.changes();
   if (occupier_) {
     stats_.occupier_contentions = occupier_->contentions();
-    stats_.occupier_cpu = occupier_->cpu();
-    stats_.occupier_avoided_cpu = occupier_->avoided_cpu();
+    const auto [cpu, avoided] = occupier_->where();
+    stats_.occupier_cpu = cpu;
+    stats_.occupier_avoided_cpu = avoided;
     stats_.occupied_time_us = occupier_->occupied_us();
   }
 }

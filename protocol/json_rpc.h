@@ -67,19 +67,15 @@ class JsonRpcDecoder {
  public:
   /// The deepest nesting accepted, the envelope counting as 1.
   static constexpr std::size_t kMaxDepth = 10000;
-  /// simdjson reads up to this many bytes past the end of its input; a
-  /// body with fewer readable bytes after it is copied first.
-  static std::size_t padding_bytes() noexcept;
-
   JsonRpcDecoder();
   ~JsonRpcDecoder();
   JsonRpcDecoder(JsonRpcDecoder&&) noexcept;
   JsonRpcDecoder& operator=(JsonRpcDecoder&&) noexcept;
 
-  /// Decodes one body. `readable_after` says how many bytes after the body
-  /// may be read (not written) without fault; with padding_bytes() or more,
-  /// simdjson reads the body in place.
-  const JsonRpcMessage& decode(ByteView body, std::size_t readable_after = 0);
+  /// Decodes one body. It is parsed from a copy padded for simdjson, never
+  /// in place (the bytes after a body belong to the next message; see
+  /// json_rpc_decoder.cpp); the views in the result point into `body`.
+  const JsonRpcMessage& decode(ByteView body);
 
   /// The message the last decode() returned.
   const JsonRpcMessage& decode_result() const noexcept;

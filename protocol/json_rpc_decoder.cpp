@@ -514,10 +514,9 @@ struct JsonRpcDecoder::Impl {
     return view(span);
   }
 
-  // simdjson reads past the end of its input: with too little room after
-  // the body, read a padded copy instead.
-  std::string_view padded_input(std::string_view json, std::size_t readable_after) {
-    if (readable_after >= simdjson::SIMDJSON_PADDING) return json;
+  // simdjson reads past the end of its input: parse a copy padded with
+  // spaces (its capacity kept, so no allocation in steady state).
+  std::string_view padded_input(std::string_view json) {
     padded.assign(json);
     padded.resize(json.size() + simdjson::SIMDJSON_PADDING, ' ');
     return std::string_view(padded).substr(0, json.size());
@@ -531,14 +530,12 @@ struct JsonRpcDecoder::Impl {
   }
 };
 
-std::size_t JsonRpcDecoder::padding_bytes() noexcept { return simdjson::SIMDJSON_PADDING; }
-
 JsonRpcDecoder::JsonRpcDecoder() : impl_(std::make_unique<Impl>()) {}
 JsonRpcDecoder::~JsonRpcDecoder() = default;
 JsonRpcDecoder::JsonRpcDecoder(JsonRpcDecoder&&) noexcept = default;
 JsonRpcDecoder& JsonRpcDecoder::operator=(JsonRpcDecoder&&) noexcept = default;
 
-const JsonRpcMessage& JsonRpcDecoder::decode(ByteView body, std::size_t readable_after) {
+const JsonRpcMessage& JsonRpcDecoder::decode(ByteView body) {
   const std::string_view text = as_text(body);
   impl_->before_parse(text.size());
   // Always from a copy padded with spaces, never in place: read in place,
@@ -548,8 +545,7 @@ const JsonRpcMessage& JsonRpcDecoder::decode(ByteView body, std::size_t readable
   // read outside its index (SEGV under ASan). Both found by the
   // server_serve_async fuzz target; both inputs are in its corpus. The copy
   // costs a memcpy of the body, small beside the decode itself.
-  static_cast<void>(readable_after);
-  const std::string_view json = impl_->padded_input(text, 0);
+  const std::string_view json = impl_->padded_input(text);
   JsonRpcMessage& m = impl_->decode(json);
   if (json.data() != text.data()) {
     // Views of the padded copy stand for the same bytes of the body.
@@ -566,7 +562,7 @@ const JsonRpcMessage& JsonRpcDecoder::decode(ByteView body, std::size_t readable
 
 std::string_view JsonRpcDecoder::canonicalize(std::string_view json) {
   impl_->before_parse(json.size());
-  const std::string_view input = impl_->padded_input(json, 0);
+  const std::string_view input = impl_->padded_input(json);
   const std::string_view result = impl_->canonicalize(input);
   // A view of the padded copy stands for the caller's own text.
   if (result.data() >= input.data() && result.data() <= input.data() + input.size() && input.data() != json.data()) {

@@ -35,11 +35,11 @@ std::string_view AsyncSession::call(std::string_view callback, std::string_view 
   for (;;) {
     const auto body = channel.try_read_body();
     if (!body) throw PeerClosed("the client closed the connection during a call", PeerClosed::Where::DuringCall);
-    const JsonRpcMessage& m = decoder.decode(body->body, body->readable_after);
+    const JsonRpcMessage& m = decoder.decode(*body);
     if (m.kind == JsonRpcMessage::Kind::Request) {
       // Answered once this request is done (a deliberate difference: tsgo
       // serves it at once; docs/ASYNC.md).
-      queued.emplace_back(as_text(body->body));
+      queued.emplace_back(as_text(*body));
       continue;
     }
     if (m.kind != JsonRpcMessage::Kind::Response || m.id.type != JsonRpcId::Type::String ||
@@ -72,7 +72,7 @@ void Server::serve_async(JsonRpcChannel& channel) {
     }
     const auto body = channel.try_read_body();
     if (!body) return;
-    const JsonRpcMessage& m = session.decoder.decode(body->body, body->readable_after);
+    const JsonRpcMessage& m = session.decoder.decode(*body);
     // Responses to no pending call, notifications, null and {} are dropped.
     if (m.kind != JsonRpcMessage::Kind::Request) continue;
     const ByteStream::Hold hold = channel.hold_body();

@@ -158,13 +158,12 @@ TEST_CASE("depth: 10000 levels counting the envelope, not 10001") {
   CHECK(error_of(nested(10000)) == "jsontext: exceeded max depth");
 }
 
-TEST_CASE("a body without padding after it is read from a copy; views still point into the body") {
+TEST_CASE("a body is read from a copy, whatever follows it; views still point into the body") {
   JsonRpcDecoder d;
-  std::string storage = R"({"id":1,"method":"echo","params":[1,2]})";
-  storage += std::string(100, 'z');  // readable bytes after the body
-  const ByteView body = as_bytes(std::string_view(storage).substr(0, storage.size() - 100));
-  for (std::size_t after : {std::size_t{0}, std::size_t{100}}) {
-    const JsonRpcMessage& m = d.decode(body, after);
+  for (const std::string after : {std::string(), std::string(100, 'z'), std::string("[[[[Content-Length: 9\r\n")}) {
+    const std::string storage = R"({"id":1,"method":"echo","params":[1,2]})" + after;
+    const ByteView body = as_bytes(std::string_view(storage).substr(0, storage.size() - after.size()));
+    const JsonRpcMessage& m = d.decode(body);
     CHECK(m.params == "[1,2]");
     CHECK(m.params.data() == storage.data() + storage.find("[1,2]"));
   }

@@ -282,6 +282,25 @@ describe("SyncRpcChannel", () => {
     });
   });
 
+  test("16 MiB payloads both ways, three in a row, string and binary, every byte compared", () => {
+    // Past the 1 MiB test: many pipe-fulls each way, lent request pages
+    // (docs/NODE.md, "Large payloads"); the bytes must come through whole.
+    const bytes = pseudoRandomBytes(16 << 20, 11);
+    const text = "héllo ✓ 😀 ".repeat(1 << 20).slice(0, (16 << 20) - 7);
+    for (const peer of peers()) {
+      withChannel(peer, ["--api"], (channel) => {
+        for (let i = 0; i < 3; i++) {
+          const got = channel.requestBinarySync("echo", bytes);
+          assert.equal(got.byteOffset, 0);
+          assert.ok(Buffer.from(got.buffer, got.byteOffset, got.byteLength).equals(bytes), `${peer.name}: binary echo ${i} differs`);
+          assert.ok(channel.requestSync("echo", text) === text, `${peer.name}: string echo ${i} differs`);
+        }
+        // Small messages after big ones are unchanged.
+        assert.equal(channel.requestSync("echo", "small"), "small");
+      });
+    }
+  });
+
   test("collectTiming: lastBytesSent and lastBytesReceived count payload bytes", () => {
     withChannel(spinrpcPeer(), ["--api"], (channel) => {
       channel.requestSync("echo", "héllo");

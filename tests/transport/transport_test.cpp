@@ -185,15 +185,23 @@ TEST_CASE("SyncRpcChannel::connect_fifos gives up in time when nobody opens the 
   CHECK(attempt.get() == "cannot connect to " + out + ": the server did not open it for writing in time: Connection timed out");
 }
 
+// A Unix socket listening at `path` that never accepts (a stopped server):
+// connect(2) succeeds until `backlog` is full, and nobody ever reads.
+spinrpc::UniqueFd never_accepting_listener(const std::string& path, int backlog) {
+  spinrpc::UniqueFd listener(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  const sockaddr_un address = spinrpc::unix_socket_address(path, "test");
+  REQUIRE(::bind(listener.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0);
+  REQUIRE(::listen(listener.get(), backlog) == 0);
+  return listener;
+}
+
 TEST_CASE("SyncRpcChannel::connect_socket gives up in time on a stuck server whose backlog is full") {
   // A listener that never accepts (a stopped server): once its backlog is
   // full, a blocking connect(2) waits forever.
   TempDir dir;
   const std::string path = dir / "stuck.sock";
-  const spinrpc::UniqueFd listener(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  const spinrpc::UniqueFd listener = never_accepting_listener(path, 0);
   const sockaddr_un address = spinrpc::unix_socket_address(path, "test");
-  REQUIRE(::bind(listener.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0);
-  REQUIRE(::listen(listener.get(), 0) == 0);
   std::vector<spinrpc::UniqueFd> queued;
   for (int i = 0; i < 64; ++i) {
     spinrpc::UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
@@ -486,10 +494,7 @@ TEST_CASE("SyncRpcChannel bounds the write of a request over a socket whose serv
   // the 16 MiB request fills the socket's buffer with nobody reading.
   TempDir dir;
   const std::string path = dir / "deaf.sock";
-  const spinrpc::UniqueFd listener(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  const sockaddr_un address = spinrpc::unix_socket_address(path, "test");
-  REQUIRE(::bind(listener.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0);
-  REQUIRE(::listen(listener.get(), 4) == 0);
+  const spinrpc::UniqueFd listener = never_accepting_listener(path, 4);
   spinrpc::SyncRpcOptions options;
   options.request_timeout = 300ms;
   auto channel = SyncRpcChannel::connect_socket(path, options);

@@ -227,6 +227,12 @@ void SyncRpcChannel::State::end_after_timeout(std::string_view method) {
 
 void SyncRpcChannel::State::open_channel(UniqueFd in, UniqueFd out) {
   if (!options.keep_sigpipe_disposition) ignore_sigpipe_if_default();
+  // With a request deadline the writes must be bounded too: a server that
+  // stops reading would otherwise hold a large request's write forever.
+  // `out` is ours alone on every path (the write end of a pipe we made, our
+  // socket, a FIFO we opened: open file descriptions of our own), so its
+  // O_NONBLOCK touches nothing of anyone else's.
+  if (options.request_timeout.count() > 0) set_nonblocking(out.get(), true);
   SpinPolicy spin = resolve_spin_policy(options.spin);
   spin.peer_pid = child.pid() > 0 ? child.pid() : 0;  // a server we started
   channel.emplace(std::move(in), std::move(out), ChannelOptions{options.channel, std::move(spin)});
@@ -234,25 +240,11 @@ void SyncRpcChannel::State::open_channel(UniqueFd in, UniqueFd out) {
 
 SyncRpcChannel::SyncRpcChannel(std::unique_ptr<State> state) noexcept : state_(std::move(state)) {}
 
-namespace {
-
-// With a request deadline, writes must be bounded too: a server that stops
-// reading would otherwise hold a large request's write forever. The
-// connection's descriptors are ours alone (our socket, or FIFOs we opened:
-// open file descriptions of our own), so O_NONBLOCK on them touches nothing
-// of anyone else's; the reader waits in poll(2) on EAGAIN.
-void bound_writes(const SyncRpcOptions& options, const Connection& connection) {
-  if (options.request_timeout.count() > 0) set_nonblocking(connection.out.get(), true);
-}
-
-}  // namespace
-
 SyncRpcChannel SyncRpcChannel::connect_socket(const std::string& path, SyncRpcOptions options) {
   auto state = std::make_unique<State>();
   state->executable = "the server at " + path;
   state->options = std::move(options);
   Connection connection = connect_unix_socket(path, state->options.connect_timeout);
-  bound_writes(state->options, connection);
   state->open_channel(std::move(connection.in), std::move(connection.out));
   return SyncRpcChannel(std::move(state));
 }
@@ -264,7 +256,6 @@ SyncRpcChannel SyncRpcChannel::connect_fifos(const std::string& to_server,
   state->executable = "the server at " + to_server;
   state->options = std::move(options);
   Connection connection = connect_fifo_pair(to_server, from_server, state->options.connect_timeout);
-  bound_writes(state->options, connection);
   state->open_channel(std::move(connection.in), std::move(connection.out));
   return SyncRpcChannel(std::move(state));
 }
@@ -286,11 +277,6 @@ SyncRpcChannel::SyncRpcChannel(const std::string& executable, const std::vector<
   // never shows as EOF.
   to_child.read_end.reset();
   from_child.write_end.reset();
-  // With a request deadline the writes must be bounded too: a child that
-  // stops reading would otherwise hold a large request's write forever.
-  // The write end is ours alone (the child's read end is another open file
-  // description), so its O_NONBLOCK touches nothing of anyone else's.
-  if (s.options.request_timeout.count() > 0) set_nonblocking(to_child.write_end.get(), true);
   s.open_channel(std::move(from_child.read_end), std::move(to_child.write_end));
 }
 

@@ -171,6 +171,25 @@ TEST_CASE("SpinReader never changes the O_NONBLOCK flag of the file description 
   }
 }
 
+// Three bytes written 1 ms after the wait starts (past a 100 µs budget: the
+// wait blocks), then one already there when the wait starts (a spin hit;
+// 1 ms lets it cross a pty first). Each read returns exactly the one byte.
+void check_reads_bytes_as_they_come(SpinReader& reader, int write_fd) {
+  std::array<std::byte, 16> buf{};
+  for (int i = 0; i < 3; ++i) {
+    std::thread writer([&] {
+      std::this_thread::sleep_for(1ms);
+      write_byte(write_fd);
+    });
+    CHECK(reader.read_some(buf.data(), buf.size()) == 1);
+    writer.join();
+  }
+  write_byte(write_fd);
+  std::this_thread::sleep_for(1ms);
+  CHECK(reader.read_some(buf.data(), buf.size()) == 1);
+  CHECK(reader.stats().spin_hits >= 1);
+}
+
 TEST_CASE("SpinReader spins on a named FIFO through its own non-blocking description") {
   // A named FIFO refuses preadv2(RWF_NOWAIT); the reader opens it again
   // through /proc, non-blocking, and must never block while spinning, nor
@@ -186,20 +205,10 @@ TEST_CASE("SpinReader spins on a named FIFO through its own non-blocking descrip
   ::fcntl(fifo_read.get(), F_SETFL, ::fcntl(fifo_read.get(), F_GETFL) & ~O_NONBLOCK);
   const int fifo_read_fd = fifo_read.get();
   SpinReader reader(std::move(fifo_read), policy(100us, false));
-  std::array<std::byte, 16> buf{};
-  for (int i = 0; i < 3; ++i) {
-    std::thread writer([&] {
-      std::this_thread::sleep_for(1ms);
-      write_byte(fifo_write.get());
-    });
-    CHECK(reader.read_some(buf.data(), buf.size()) == 1);
-    writer.join();
-  }
-  write_byte(fifo_write.get());
-  CHECK(reader.read_some(buf.data(), buf.size()) == 1);
-  CHECK(reader.stats().spin_hits >= 1);
+  check_reads_bytes_as_they_come(reader, fifo_write.get());
   CHECK_FALSE(is_nonblocking(fifo_read_fd));
   fifo_write.reset();
+  std::array<std::byte, 16> buf{};
   CHECK(reader.read_some(buf.data(), buf.size()) == 0);
   ::unlink(path.c_str());
   ::rmdir(dir_template);
@@ -221,19 +230,7 @@ TEST_CASE("SpinReader spins on a terminal through poll, leaving its flags alone"
   REQUIRE(::tcsetattr(tty.get(), TCSANOW, &raw) == 0);
   const int tty_fd = tty.get();
   SpinReader reader(std::move(tty), policy(100us, false));
-  std::array<std::byte, 16> buf{};
-  for (int i = 0; i < 3; ++i) {
-    std::thread writer([&] {
-      std::this_thread::sleep_for(1ms);
-      write_byte(master.get());
-    });
-    CHECK(reader.read_some(buf.data(), buf.size()) == 1);
-    writer.join();
-  }
-  write_byte(master.get());
-  std::this_thread::sleep_for(1ms);  // the byte crosses the pty before the try
-  CHECK(reader.read_some(buf.data(), buf.size()) == 1);
-  CHECK(reader.stats().spin_hits >= 1);
+  check_reads_bytes_as_they_come(reader, master.get());
   CHECK_FALSE(is_nonblocking(tty_fd));
 }
 

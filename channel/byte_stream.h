@@ -2,6 +2,7 @@
 
 #include <sys/uio.h>  // iovec
 
+#include <array>     // std::array
 #include <chrono>    // std::chrono::steady_clock
 #include <cstddef>   // std::byte, std::size_t
 #include <cstdint>   // std::uint64_t
@@ -152,6 +153,7 @@ class ByteStream {
   std::size_t initial_capacity() const noexcept;
 
   SpinReader reader_;  // owns the read fd; waits on it by the spin policy
+  std::array<std::byte, 4096> gather_;  // write_copied: a small message's parts, made one
   UniqueFd out_;
   std::optional<std::chrono::steady_clock::time_point> write_deadline_;  // see set_deadline()
   BufferOptions options_;

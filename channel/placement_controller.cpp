@@ -24,8 +24,15 @@ bool PlacementController::occupying_pays() const noexcept {
   return occupy_estimate_.count() * 100 < free_estimate_.count() * kMarginPercent;
 }
 
+bool PlacementController::nothing_to_win() const noexcept {
+  return setting_ == Setting::automatic && free_estimate_ > std::chrono::nanoseconds{0} &&
+         free_estimate_ < kNothingToWin;
+}
+
 bool PlacementController::contradicts(std::chrono::nanoseconds kept_median) const noexcept {
   if (kept_ == Mode::free) {
+    // Kept because the peer answered fast: contradicted once it no longer does.
+    if (nothing_to_win()) return kept_median >= kNothingToWin;
     return occupy_estimate_.count() > 0 && occupy_estimate_.count() * 100 < kept_median.count() * kMarginPercent;
   }
   return !(kept_median.count() * 100 < free_estimate_.count() * kMarginPercent);
@@ -70,6 +77,11 @@ PlacementController::Mode PlacementController::after_cycle(std::chrono::nanoseco
     case Phase::probe_free:
       if (count_ < kProbeCycles) break;
       free_estimate_ = median();
+      if (!reprobe_ && nothing_to_win()) {  // a spinning peer: keep free, unprobed
+        reprobe_ = true;  // a confirmation: the stay doubles from here on
+        keep(Mode::free);
+        break;
+      }
       if (!reprobe_) {  // the first probe: occupy next
         enter(Phase::probe_occupy, Mode::occupy);
         break;
@@ -103,6 +115,14 @@ PlacementController::Mode PlacementController::after_cycle(std::chrono::nanoseco
       // (unless too few cycles counted), then the other mode is probed.
       if (count_ == kProbeCycles) (kept_ == Mode::free ? free_estimate_ : occupy_estimate_) = median();
       reprobe_ = true;
+      if (kept_ == Mode::free && nothing_to_win()) {
+        // Still answered fast: occupying has nothing to win, no probe. A
+        // spinning peer made the occupier let go at its first try, and the
+        // backoff and the blocks after it cost the pair more than the probe
+        // could ever show (docs/PLACEMENT.md#nothing-to-win).
+        keep(Mode::free);
+        break;
+      }
       ++probes_;
       if (kept_ == Mode::free) {
         enter(Phase::probe_occupy, Mode::occupy);
@@ -160,7 +180,8 @@ const char* PlacementController::reason() const noexcept {
     case Phase::stay:
       break;
   }
-  return kept_ == Mode::occupy ? "occupying pays" : "occupying does not pay";
+  if (kept_ == Mode::occupy) return "occupying pays";
+  return nothing_to_win() ? "nothing to win: the peer answers fast" : "occupying does not pay";
 }
 
 }  // namespace spinrpc

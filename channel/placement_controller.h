@@ -33,7 +33,8 @@ namespace spinrpc {
 /// task) drops to free at once and forbids occupying for a stretch (backoff)
 /// that starts short (kFirstBackoffCycles) and doubles with each report, up
 /// to kMaxStayCycles; kStayCycles occupied cycles without a report forgive
-/// it. Short first: on a quiet machine a report is most often a passing
+/// it. A free median under kNothingToWin skips the occupying probe: the
+/// peer answers before any wake-up could have been slow. Short first: on a quiet machine a report is most often a passing
 /// kernel thread (4-5 in 30,000 cycles), and a backoff that started at
 /// kStayCycles and was forgiven only after a whole calm stay kept occupying
 /// off most of the time (docs/PLACEMENT.md#the-decision); a task that keeps
@@ -51,6 +52,12 @@ class PlacementController {
   static constexpr unsigned kFirstMoveGap = 32;
   static constexpr int kMarginPercent = 80;
   static constexpr std::chrono::nanoseconds kIgnoreAbove{std::chrono::milliseconds(1)};
+  /// A free median under this leaves occupying nothing to win: no blocked
+  /// peer was woken on a halted CPU (30-70 µs here), the peer spins or is
+  /// already on our CPU, and occupying is not probed
+  /// (docs/PLACEMENT.md#nothing-to-win). A blocking peer co-located by
+  /// placement still takes 2.5-8 µs per cycle here; a spinning one 1-4 µs.
+  static constexpr std::chrono::nanoseconds kNothingToWin{std::chrono::microseconds(5)};
 
   /// What the settings ask for (SPINRPC_PLACEMENT, --placement, the shim's
   /// option): `off` is always free; `auto` probes and keeps what pays;
@@ -89,12 +96,15 @@ class PlacementController {
   /// Contention reports that made it let go.
   std::uint64_t contentions() const noexcept { return contentions_; }
   /// Why mode() is what it is: "off", "probing", "occupying pays",
-  /// "occupying does not pay", "backoff after contention".
+  /// "occupying does not pay", "nothing to win: the peer answers fast",
+  /// "backoff after contention".
   const char* reason() const noexcept;
 
  private:
   void enter(Phase phase, Mode mode) noexcept;
   void keep(Mode chosen) noexcept;
+  // The free estimate is under kNothingToWin: keep free without probing.
+  bool nothing_to_win() const noexcept;
   bool occupying_pays() const noexcept;
   // The kept mode's current window says the other one would now win.
   bool contradicts(std::chrono::nanoseconds kept_median) const noexcept;

@@ -1,6 +1,8 @@
 #include "channel/spin_reader.h"
 
-#include <fcntl.h>   // ::fcntl
+#include <fcntl.h>   // ::fcntl, ::open
+#include <sys/socket.h>  // ::recv, MSG_DONTWAIT
+#include <sys/stat.h>  // ::fstat, S_ISFIFO, S_ISSOCK
 #include <sys/uio.h>  // ::preadv2, RWF_NOWAIT
 #include <poll.h>    // ::poll
 #include <sched.h>   // ::sched_yield
@@ -24,6 +26,7 @@ SpinReader::SpinReader(UniqueFd fd, SpinPolicy policy)
   // The fd must be open; its flags are only read, never changed (see the
   // class comment).
   check_syscall([&] { return ::fcntl(fd_.get(), F_GETFL); }, "get flags of", fd_.get());
+  if (policy_.budget.count() > 0) choose_try();
   stats_.budget = policy_.budget;
   stats_.adaptive = policy_.adaptive;
   stats_.spinning = policy_.budget.count() > 0;
@@ -33,6 +36,26 @@ SpinReader::SpinReader(UniqueFd fd, SpinPolicy policy)
   stats_.placement = std::string(placement_name(placing ? policy_.placement : PlacementController::Setting::off));
   stats_.placement_setting_reason = policy_.budget.count() > 0 ? policy_.placement_reason : "budget 0: nothing to spend";
   update_placement_stats();
+}
+
+void SpinReader::choose_try() {
+  struct stat st {};
+  if (::fstat(fd_.get(), &st) != 0) return;  // preadv2, and poll if refused
+  if (S_ISSOCK(st.st_mode)) {
+    try_with_ = TryWith::recv_dontwait;
+  } else if (S_ISFIFO(st.st_mode)) {
+    // A pipe or FIFO opened again through /proc is a new open file
+    // description of the same pipe: O_NONBLOCK there is ours alone, and a
+    // read(2) on it costs ~0.33 µs against preadv2's ~0.50 (the iovec
+    // import; docs/SPIN-NOTES.md#descriptors-left-as-found). Without /proc,
+    // or refused, preadv2 it is.
+    const std::string path = "/proc/self/fd/" + std::to_string(fd_.get());
+    const int own = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (own >= 0) {
+      nonblocking_ = UniqueFd(own);
+      try_with_ = TryWith::own_nonblocking;
+    }
+  }
 }
 
 void SpinReader::before_write() noexcept {
@@ -141,7 +164,18 @@ long SpinReader::read_now(std::byte* buf, std::size_t len) {
 }
 
 long SpinReader::try_read(std::byte* buf, std::size_t len) {
-  if (try_nowait_) {
+  if (try_with_ == TryWith::own_nonblocking || try_with_ == TryWith::recv_dontwait) {
+    ssize_t n;
+    do {
+      n = try_with_ == TryWith::own_nonblocking ? ::read(nonblocking_.get(), buf, len)
+                                                 : ::recv(fd_.get(), buf, len, MSG_DONTWAIT);
+    } while (n < 0 && errno == EINTR);
+    if (n >= 0) return n;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return -1;
+    if (errno == ECONNRESET || errno == EPIPE) return 0;
+    throw_syscall_error(errno, "read from", fd_.get());
+  }
+  if (try_with_ == TryWith::preadv2_nowait) {
     // One system call, as a read on a non-blocking fd, without touching the
     // fd's flags: pipes and sockets take RWF_NOWAIT for the one call.
     iovec iov{buf, len};
@@ -155,7 +189,7 @@ long SpinReader::try_read(std::byte* buf, std::size_t len) {
     // Branch: EOPNOTSUPP (a FIFO, a terminal) or EINVAL (an old kernel): ask
     // poll(2) from now on.
     if (errno != EOPNOTSUPP && errno != EINVAL) throw_syscall_error(errno, "read from", fd_.get());
-    try_nowait_ = false;
+    try_with_ = TryWith::poll_then_read;
   }
   // poll with timeout 0, and read only when it says there is something (or
   // EOF, or an error): the read cannot block then.
@@ -221,6 +255,7 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len) {
   // Branch: spinning. vDSO clock reads cost ~20 ns against ~300 ns for
   // each try, so the deadline is checked on every try.
   const Clock::time_point deadline = start + policy_.budget;
+  const Clock::time_point yield_from = start + kYieldAfter;
   bool shared = false;  // a yield let another task's short turn run
   for (;;) {
     const long n = try_read(buf, len);
@@ -232,7 +267,9 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len) {
       end_wait(waited);
       return static_cast<std::size_t>(n);
     }
-    // Between tries: sched_yield(2), not just a pause hint. On the 2-vCPU
+    // Branch: early in the wait, try again at once (see kYieldAfter).
+    if (Clock::now() < yield_from) continue;
+    // Past kYieldAfter, between tries: sched_yield(2), not just a pause hint. On the 2-vCPU
     // VMs we run on, pipe wake-ups are "sync" and the scheduler often puts
     // client and server on one CPU; a pause-only spinner then holds that CPU
     // for its whole budget while the peer that would answer waits for it:

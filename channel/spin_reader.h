@@ -16,24 +16,29 @@ namespace spinrpc {
 
 /// The wait at the heart of spinrpc (docs/SPIN.md#the-rule): reads from one
 /// fd, and when nothing is there yet, tries it without blocking for
-/// up to the spin budget before blocking in poll(2). Between tries it yields
-/// the CPU (sched_yield) rather than only pausing, so a peer sharing the CPU
-/// runs at once instead of after the budget (docs/SPIN-NOTES.md). The adaptive rule may
+/// up to the spin budget before blocking in poll(2). After the first
+/// kYieldAfter (3 µs) it yields the CPU between tries (sched_yield) rather
+/// than only pausing, so a peer sharing the CPU runs then instead of after
+/// the budget (docs/SPIN-NOTES.md). The adaptive rule may
 /// suspend spinning; suspended, a wait is one blocking read(2).
 ///
 /// The fd's flags are never changed: a server's stdin may be a terminal or a
 /// pipe whose open file description its parent shares, and no exit path,
 /// SIGKILL included, could be trusted to put an O_NONBLOCK back. A try is
-/// one preadv2(RWF_NOWAIT) where the fd takes it (pipes, sockets: one system
-/// call, as a non-blocking read), else poll(2) with timeout 0 and a read only
-/// when it reports something (FIFOs, terminals). Blocking is a plain read
-/// (poll first if the fd came non-blocking). Measured against flipping
-/// O_NONBLOCK: docs/SPIN-NOTES.md#descriptors-left-as-found.
+/// one system call that cannot block: on a pipe or FIFO, read(2) on a second
+/// open file description of it (opened through /proc/self/fd, non-blocking,
+/// ours alone, closed with the reader); on a socket, recv(MSG_DONTWAIT);
+/// otherwise preadv2(RWF_NOWAIT), or where that is refused (a terminal)
+/// poll(2) with timeout 0 and a read only when it reports something.
+/// Blocking is a plain read on the fd itself (poll first if the fd came
+/// non-blocking). Measured: docs/SPIN-NOTES.md#descriptors-left-as-found.
 ///
 /// WARNING: one thread at a time.
 class SpinReader {
  public:
-  /// Takes `fd`. Throws std::system_error if it is not an open fd.
+  /// Takes `fd`. Throws std::system_error if it is not an open fd. With a
+  /// budget, a pipe or FIFO is opened once more through /proc (see above);
+  /// if that fails, tries fall back to preadv2.
   SpinReader(UniqueFd fd, SpinPolicy policy);
 
   /// The fd read from (owned; -1 once moved from).
@@ -66,6 +71,10 @@ class SpinReader {
 
  private:
   using Clock = std::chrono::steady_clock;
+  // How a try reads without blocking (see the class comment).
+  enum class TryWith { own_nonblocking, recv_dontwait, preadv2_nowait, poll_then_read };
+  // Picks try_with_ from the fd's type; opens nonblocking_ for a pipe/FIFO.
+  void choose_try();
   // One attempt that never blocks: bytes (or 0 at EOF), or -1 when none yet.
   long try_read(std::byte* buf, std::size_t len);
   // read(2) now: bytes, 0 at EOF, -1 on EAGAIN (a non-blocking fd).
@@ -101,7 +110,8 @@ class SpinReader {
   bool unplace_next_ = false;    // note_shared_cpu asks the next cycle to block once
   bool unplaced_ = false;        // this cycle blocks once (see before_write)
   bool occupying_ = false;  // the occupier was poked for the cycle in progress: block, don't spin
-  bool try_nowait_ = true;  // preadv2(RWF_NOWAIT) works on this fd (until EOPNOTSUPP says otherwise)
+  TryWith try_with_ = TryWith::preadv2_nowait;  // poll_then_read once preadv2 says EOPNOTSUPP
+  UniqueFd nonblocking_;  // own_nonblocking: our O_NONBLOCK description of fd_'s pipe
 };
 
 }  // namespace spinrpc

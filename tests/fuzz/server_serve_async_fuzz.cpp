@@ -43,6 +43,7 @@
 #include "channel/json_rpc_channel.h"
 #include "channel/peer_closed.h"
 #include "fuzz_check.h"
+#include "fuzz_session.h"
 #include "memfd_io.h"
 #include "json_oracle.h"
 #include "protocol/content_length.h"
@@ -54,29 +55,14 @@ namespace {
 
 using spinrpc::ByteView;
 using spinrpc::RequestContext;
+using spinrpc::fuzz::Session;
+using spinrpc::fuzz::fatal_marks;
 using spinrpc::fuzz::make_memfd;
 using spinrpc::fuzz::read_back;
 using spinrpc::fuzz::write_all;
 
 // Bodies over 1 MiB are refused: fuzz inputs are small.
 constexpr std::size_t kMaxMessageBytes = std::size_t{1} << 20;
-
-struct Session {
-  bool call_failed_fatally = false;  // a call() threw PeerClosed or ProtocolError
-};
-
-template <typename F>
-void fatal_marks(Session& session, F&& f) {
-  try {
-    f();
-  } catch (const spinrpc::PeerClosed&) {
-    session.call_failed_fatally = true;
-    throw;
-  } catch (const spinrpc::ProtocolError&) {
-    session.call_failed_fatally = true;
-    throw;
-  }
-}
 
 void add_handlers(spinrpc::Server& server, Session& session) {
   server.on("callback", [&session](RequestContext& ctx) {

@@ -41,6 +41,7 @@
 #include "channel/peer_closed.h"
 #include "callback_list.h"
 #include "fuzz_check.h"
+#include "fuzz_session.h"
 #include "memfd_io.h"
 #include "protocol/frame_decoder.h"
 #include "protocol/protocol_error.h"
@@ -51,6 +52,8 @@ namespace {
 
 using spinrpc::ByteView;
 using spinrpc::RequestContext;
+using spinrpc::fuzz::Session;
+using spinrpc::fuzz::fatal_marks;
 using spinrpc::fuzz::make_memfd;
 using spinrpc::fuzz::read_back;
 using spinrpc::fuzz::write_all;
@@ -62,10 +65,6 @@ constexpr std::size_t kMaxMessageBytes = std::size_t{1} << 20;
 // The client's --callbacks, as the server is told them and as hasCallback checks them.
 const std::vector<std::string> kClientCallbacks{"readFile", "realpath"};
 
-struct Session {
-  bool call_failed_fatally = false;  // a call() threw PeerClosed or ProtocolError
-};
-
 void add_handlers(spinrpc::Server& server, Session& session) {
   server.on("callback", [&session](RequestContext& ctx) {
     const std::string_view payload = ctx.payload_text();
@@ -73,29 +72,19 @@ void add_handlers(spinrpc::Server& server, Session& session) {
     const std::string_view name = payload.substr(0, space);
     const std::string_view args =
         space == std::string_view::npos ? std::string_view() : payload.substr(space + 1);
-    try {
-      ctx.reply() = ctx.call(name, args);
-    } catch (const spinrpc::PeerClosed&) {
-      session.call_failed_fatally = true;
-      throw;
-    } catch (const spinrpc::ProtocolError&) {
-      session.call_failed_fatally = true;
-      throw;
-    }
+    fatal_marks(session, [&] { ctx.reply() = ctx.call(name, args); });
   });
   server.on("callbackLoop", [&session](RequestContext& ctx) {
     // The Request's payload must stay valid across the Calls (FdChannel::Hold).
     const std::string name(ctx.payload_text());
     for (int i = 0; i < 4; ++i) {
       try {
-        ctx.reply() += ctx.call(ctx.payload_text(), std::to_string(i));
+        fatal_marks(session, [&] { ctx.reply() += ctx.call(ctx.payload_text(), std::to_string(i)); });
       } catch (const spinrpc::RemoteError& e) {
         ctx.reply() += e.what();
       } catch (const spinrpc::PeerClosed&) {
-        session.call_failed_fatally = true;
         throw;
       } catch (const spinrpc::ProtocolError&) {
-        session.call_failed_fatally = true;
         throw;
       } catch (const std::runtime_error& e) {
         ctx.reply() += e.what();  // a stray frame: tsgo's "unexpected message while waiting"

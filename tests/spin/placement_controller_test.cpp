@@ -69,13 +69,36 @@ TEST_CASE("PlacementController keeps occupying when a blocking peer gets the co-
   CHECK(ctl.changes() == 1);  // from the free start to occupy
 }
 
-TEST_CASE("PlacementController stays free against a spinning peer") {
-  // Occupying only adds a thread on the spinning peer's CPU: no gain.
+TEST_CASE("PlacementController stays free against a spinning peer, without probing occupying") {
+  // Occupying only adds a thread on the spinning peer's CPU: no gain, and
+  // the free cycle (under kNothingToWin) says so before any probe.
   PlacementController ctl(Setting::automatic);
-  finish_first_probe(ctl, kSpinningPeer, 2200ns);
+  CHECK(run_until_not(ctl, Phase::probe_free, kSpinningPeer, kApart) == PlacementController::kProbeCycles);
+  CHECK(ctl.phase() == Phase::stay);
   CHECK(ctl.mode() == Mode::free);
-  CHECK(std::string(ctl.reason()) == "occupying does not pay");
+  CHECK(std::string(ctl.reason()) == "nothing to win: the peer answers fast");
   CHECK(ctl.changes() == 0);
+  CHECK(ctl.occupy_estimate() == 0ns);
+  // Each stay ends in a re-check, not a probe.
+  for (unsigned i = 0; i < 4 * PlacementController::kMaxStayCycles; ++i) {
+    REQUIRE(ctl.after_cycle(kSpinningPeer) == Mode::free);
+    REQUIRE(ctl.phase() == Phase::stay);
+  }
+  CHECK(ctl.probes() == 1);  // the first free probe only
+}
+
+TEST_CASE("PlacementController probes occupying once a fast peer starts blocking") {
+  PlacementController ctl(Setting::automatic);
+  run_until_not(ctl, Phase::probe_free, kSpinningPeer, kTogether);
+  REQUIRE(ctl.phase() == Phase::stay);
+  // The peer stops spinning and is woken on the other, halted CPU: within
+  // two windows the stay ends and occupying is probed, then kept.
+  CHECK(run_until_not(ctl, Phase::stay, kApart, kTogether) <= 2 * PlacementController::kProbeCycles);
+  CHECK(ctl.phase() == Phase::probe_occupy);
+  CHECK(ctl.free_estimate() == kApart);
+  run_until_not(ctl, Phase::probe_occupy, kApart, kTogether);
+  CHECK(ctl.mode() == Mode::occupy);
+  CHECK(std::string(ctl.reason()) == "occupying pays");
 }
 
 TEST_CASE("PlacementController wants a clear gain: within the margin it stays free") {
@@ -186,7 +209,7 @@ TEST_CASE("PlacementController forgives contention after a calm stretch occupyin
 TEST_CASE("PlacementController ends a stay early when its window contradicts the choice") {
   PlacementController ctl(Setting::automatic);
   // The first probe finds the peer co-located either way: free is kept.
-  finish_first_probe(ctl, kTogether, kTogether);
+  finish_first_probe(ctl, 9us, 9us);
   REQUIRE(ctl.mode() == Mode::free);
   REQUIRE(ctl.phase() == Phase::stay);
   // Then the peer flees to an idle CPU: one window later, occupying is probed

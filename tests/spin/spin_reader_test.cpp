@@ -1,6 +1,8 @@
 #include <doctest/doctest.h>
 
 #include <fcntl.h>
+#include <stdlib.h>    // ::posix_openpt, ::grantpt, ::unlockpt, ::ptsname
+#include <termios.h>   // ::cfmakeraw
 #include <sys/stat.h>  // ::mkfifo
 #include <unistd.h>  // ::gettid, ::write
 
@@ -169,10 +171,29 @@ TEST_CASE("SpinReader never changes the O_NONBLOCK flag of the file description 
   }
 }
 
-TEST_CASE("SpinReader spins on a named FIFO, which refuses RWF_NOWAIT, through poll") {
-  // A named FIFO (and a terminal) answer preadv2(RWF_NOWAIT) with EOPNOTSUPP; the
-  // reader must fall back to poll + read and still never block while
-  // spinning, nor mistake "nothing yet" for EOF.
+// Three bytes written 1 ms after the wait starts (past a 100 µs budget: the
+// wait blocks), then one already there when the wait starts (a spin hit;
+// 1 ms lets it cross a pty first). Each read returns exactly the one byte.
+void check_reads_bytes_as_they_come(SpinReader& reader, int write_fd) {
+  std::array<std::byte, 16> buf{};
+  for (int i = 0; i < 3; ++i) {
+    std::thread writer([&] {
+      std::this_thread::sleep_for(1ms);
+      write_byte(write_fd);
+    });
+    CHECK(reader.read_some(buf.data(), buf.size()) == 1);
+    writer.join();
+  }
+  write_byte(write_fd);
+  std::this_thread::sleep_for(1ms);
+  CHECK(reader.read_some(buf.data(), buf.size()) == 1);
+  CHECK(reader.stats().spin_hits >= 1);
+}
+
+TEST_CASE("SpinReader spins on a named FIFO through its own non-blocking description") {
+  // A named FIFO refuses preadv2(RWF_NOWAIT); the reader opens it again
+  // through /proc, non-blocking, and must never block while spinning, nor
+  // mistake "nothing yet" for EOF, nor change the flags of the fd it got.
   char dir_template[] = "/tmp/spinrpc-spin-fifo-XXXXXX";
   REQUIRE(::mkdtemp(dir_template) != nullptr);
   const std::string path = std::string(dir_template) + "/f";
@@ -184,23 +205,33 @@ TEST_CASE("SpinReader spins on a named FIFO, which refuses RWF_NOWAIT, through p
   ::fcntl(fifo_read.get(), F_SETFL, ::fcntl(fifo_read.get(), F_GETFL) & ~O_NONBLOCK);
   const int fifo_read_fd = fifo_read.get();
   SpinReader reader(std::move(fifo_read), policy(100us, false));
-  std::array<std::byte, 16> buf{};
-  for (int i = 0; i < 3; ++i) {
-    std::thread writer([&] {
-      std::this_thread::sleep_for(1ms);
-      write_byte(fifo_write.get());
-    });
-    CHECK(reader.read_some(buf.data(), buf.size()) == 1);
-    writer.join();
-  }
-  write_byte(fifo_write.get());
-  CHECK(reader.read_some(buf.data(), buf.size()) == 1);
-  CHECK(reader.stats().spin_hits >= 1);
+  check_reads_bytes_as_they_come(reader, fifo_write.get());
   CHECK_FALSE(is_nonblocking(fifo_read_fd));
   fifo_write.reset();
+  std::array<std::byte, 16> buf{};
   CHECK(reader.read_some(buf.data(), buf.size()) == 0);
   ::unlink(path.c_str());
   ::rmdir(dir_template);
+}
+
+TEST_CASE("SpinReader spins on a terminal through poll, leaving its flags alone") {
+  // A terminal is neither a pipe nor a socket and refuses RWF_NOWAIT: tries
+  // fall back to poll(2) + read. The pty stands in for `spinrpc-server --api`
+  // run by hand in a shell.
+  spinrpc::UniqueFd master(::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC));
+  REQUIRE(master);
+  REQUIRE(::grantpt(master.get()) == 0);
+  REQUIRE(::unlockpt(master.get()) == 0);
+  spinrpc::UniqueFd tty(::open(::ptsname(master.get()), O_RDWR | O_NOCTTY | O_CLOEXEC));
+  REQUIRE(tty);
+  termios raw{};
+  REQUIRE(::tcgetattr(tty.get(), &raw) == 0);
+  ::cfmakeraw(&raw);  // bytes as they come, no line discipline
+  REQUIRE(::tcsetattr(tty.get(), TCSANOW, &raw) == 0);
+  const int tty_fd = tty.get();
+  SpinReader reader(std::move(tty), policy(100us, false));
+  check_reads_bytes_as_they_come(reader, master.get());
+  CHECK_FALSE(is_nonblocking(tty_fd));
 }
 
 }  // namespace

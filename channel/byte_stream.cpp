@@ -55,8 +55,10 @@ std::size_t ByteStream::fill(std::size_t need) {
       replace_buffer(initial_capacity());
     }
   }
+  // Bytes buffered but not a whole message: the peer is writing the rest.
+  const auto wait_for = begin_ != end_ ? SpinReader::WaitFor::rest_of_message : SpinReader::WaitFor::message;
   reserve_for(need);
-  const std::size_t n = reader_.read_some(buffer_.get() + end_, capacity_ - end_);
+  const std::size_t n = reader_.read_some(buffer_.get() + end_, capacity_ - end_, wait_for);
   // The peer's next bytes: it has read all we wrote, lent pages included.
   if (n > 0 && !parked_.empty()) parked_.clear();
   end_ += n;

@@ -223,7 +223,7 @@ void SpinReader::wait_readable_until(Clock::time_point deadline) {
   }
 }
 
-std::size_t SpinReader::read_some(std::byte* buf, std::size_t len) {
+std::size_t SpinReader::read_some(std::byte* buf, std::size_t len, WaitFor wait_for) {
   ++stats_.waits;
   // Branch: budget 0, a plain blocking read; no clock, no extra syscall.
   if (policy_.budget.count() == 0) {
@@ -286,8 +286,10 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len) {
     // CPU against ~2 for blocking ones). Block instead, as spin-off would;
     // a blocked reader is woken with the scheduler's wake-up preference.
     if (after_yield - before_yield > kContendedYield) {
-      ++stats_.spin_contended;
-      controller_.after_contention();
+      if (wait_for == WaitFor::message) {
+        ++stats_.spin_contended;
+        controller_.after_contention();
+      }
       break;
     }
     if (after_yield - before_yield > kSharedYield) shared = true;

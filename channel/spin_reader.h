@@ -44,12 +44,21 @@ class SpinReader {
   /// The fd read from (owned; -1 once moved from).
   int fd() const noexcept { return fd_.get(); }
 
+  /// What a wait waits for: a new message, or the rest of one whose first
+  /// bytes are in (the peer is writing it now).
+  enum class WaitFor { message, rest_of_message };
+
   /// Reads up to `len` (> 0) bytes into `buf`, waiting by the spin rule
   /// until at least one byte arrives. Spins at most the budget (µs), then
   /// blocks until the deadline, if one is set, else without limit. Returns
   /// the byte count, or 0 at EOF (also for ECONNRESET). Throws TimedOut past
   /// the deadline, std::system_error for other OS failures.
-  std::size_t read_some(std::byte* buf, std::size_t len);
+  /// For WaitFor::rest_of_message, a yield that comes back late ends the
+  /// spin as usual but is not contention: it is the peer, writing the rest
+  /// on our CPU until the pipe is full (a 1 MiB message took the adaptive
+  /// rule's backoff, and the small echoes after it paid for it;
+  /// docs/SPIN-NOTES.md#a-contended-cpu-ends-the-spin-and-backs-the-adaptive-rule-off).
+  std::size_t read_some(std::byte* buf, std::size_t len, WaitFor wait_for = WaitFor::message);
 
   /// Call right before writing a message the peer waits for (FdChannel
   /// does): starts the cycle the placement policy times (write → the peer's

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <fcntl.h>
+#include <sched.h>     // ::sched_getaffinity, ::sched_setaffinity, ::sched_getcpu
 #include <stdlib.h>    // ::posix_openpt, ::grantpt, ::unlockpt, ::ptsname
 #include <termios.h>   // ::cfmakeraw
 #include <sys/stat.h>  // ::mkfifo
@@ -212,6 +213,48 @@ TEST_CASE("SpinReader spins on a named FIFO through its own non-blocking descrip
   CHECK(reader.read_some(buf.data(), buf.size()) == 0);
   ::unlink(path.c_str());
   ::rmdir(dir_template);
+}
+
+TEST_CASE("SpinReader counts a late yield as contention only while it waits for a new message") {
+  // A busy thread shares the reader's CPU (both pinned to it), so a yield
+  // hands it a time slice and comes back late. Waiting for a new message
+  // that is contention (spin_contended, spinning suspended); waiting for
+  // the rest of a message, the late yield is taken for the peer writing it
+  // and the adaptive rule is left alone. Either way the wait then blocks and
+  // returns the byte.
+  cpu_set_t saved;
+  REQUIRE(::sched_getaffinity(0, sizeof saved, &saved) == 0);
+  const int cpu = ::sched_getcpu();
+  REQUIRE(cpu >= 0);
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  REQUIRE(::sched_setaffinity(0, sizeof one, &one) == 0);
+  std::atomic<bool> stop{false};
+  std::thread busy([&] {
+    ::sched_setaffinity(0, sizeof one, &one);
+    while (!stop.load(std::memory_order_relaxed)) {
+    }
+  });
+  for (const auto wait_for : {SpinReader::WaitFor::rest_of_message, SpinReader::WaitFor::message}) {
+    const bool rest = wait_for == SpinReader::WaitFor::rest_of_message;
+    CAPTURE(rest);
+    auto pipe = spinrpc::make_pipe();
+    SpinReader reader(std::move(pipe.read_end), policy(100ms, true));
+    std::array<std::byte, 16> buf{};
+    std::thread writer([&] {
+      std::this_thread::sleep_for(20ms);
+      write_byte(pipe.write_end.get());
+    });
+    CHECK(reader.read_some(buf.data(), buf.size(), wait_for) == 1);
+    writer.join();
+    const auto stats = reader.stats();
+    CHECK(stats.spin_contended == (rest ? 0u : 1u));
+    CHECK(stats.spinning == rest);
+  }
+  stop = true;
+  busy.join();
+  ::sched_setaffinity(0, sizeof saved, &saved);
 }
 
 TEST_CASE("SpinReader spins on a terminal through poll, leaving its flags alone") {

@@ -100,7 +100,11 @@ int peer_closed_status(const PeerClosed& e, const std::string& program) {
   return 1;
 }
 
-int serve(const CommandLine& line, const std::string& program, const AddMethods& add_methods) {
+int serve(const CommandLine& line, const std::string& program, const AddMethods& add_methods,
+          ServeAsync serve_async) {
+  if (line.async && serve_async == nullptr) {
+    return fail(program + ": --async is not built into this executable");
+  }
   CreatedFiles files;
   ShutdownOnSignal shutdown(files, program);
 
@@ -128,7 +132,7 @@ int serve(const CommandLine& line, const std::string& program, const AddMethods&
         JsonRpcChannel json(std::move(channel).release_stream(), limits);
         const StatsAtExit stats(json.stats(), program, line.print_stats);
         const CutShortWhileServing cut_short(shutdown, server, json);
-        server.serve_async(json);
+        serve_async(server, json);
         return 0;
       }
       const StatsAtExit stats(channel.stats(), program, line.print_stats);
@@ -172,7 +176,7 @@ void write_stdout(std::string_view text) {
 }  // namespace
 
 int run_server_main(const std::string& program, const std::vector<std::string>& args,
-                    const AddMethods& add_methods) {
+                    const AddMethods& add_methods, ServeAsync serve_async) {
   ensure_standard_fds();
   // A client that closes its end must be a PeerClosed, not a silent death.
   std::signal(SIGPIPE, SIG_IGN);
@@ -202,7 +206,7 @@ int run_server_main(const std::string& program, const std::vector<std::string>& 
     write_stderr_before_exit(program + ": " + e.what() + "\n\n" + usage_text());
     return 2;
   }
-  return serve(line, program, add_methods);
+  return serve(line, program, add_methods, serve_async);
 }
 
 }  // namespace spinrpc

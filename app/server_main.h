@@ -14,6 +14,17 @@ namespace spinrpc {
 /// adds the benchmarks' benchWork; tests/peers/ their scripted methods).
 using AddMethods = std::function<void(Server& server, const CommandLine& line)>;
 
+/// Serves one --async session (JSON-RPC: docs/ASYNC.md) on `server` over
+/// `channel`. run_server_main's default is Server::serve_async, in this
+/// process. It is a parameter so that an executable that never serves
+/// --async itself can pass none and link no JSON-RPC decoder and no
+/// simdjson: the static spinrpc-server hands --async to a sibling
+/// executable (docs/NODE.md, "Spawn to first reply").
+using ServeAsync = void (*)(Server& server, JsonRpcChannel& channel);
+
+/// run_server_main's default ServeAsync.
+inline void serve_async_in_process(Server& server, JsonRpcChannel& channel) { server.serve_async(channel); }
+
 /// The whole of a spinrpc-server-like executable, for spinrpc-server itself
 /// and for applications that embed their own methods: parses `args` (argv
 /// without argv[0]: tsgo's command line and spinrpc's flags), ignores
@@ -31,8 +42,10 @@ using AddMethods = std::function<void(Server& server, const CommandLine& line)>;
 ///      message was cut short, then one line).
 /// Fds 0-2 that are closed at start get /dev/null; their flags are never
 /// changed.
-/// `program` names the executable in messages. Returns the exit status.
+/// `program` names the executable in messages. `serve_async` null: this
+/// executable has no --async, which then exits 1 with one line. Returns
+/// the exit status.
 int run_server_main(const std::string& program, const std::vector<std::string>& args,
-                    const AddMethods& add_methods = {});
+                    const AddMethods& add_methods = {}, ServeAsync serve_async = serve_async_in_process);
 
 }  // namespace spinrpc

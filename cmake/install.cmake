@@ -2,6 +2,9 @@
 #   include/spinrpc/<folder>/*.h      every library's headers, folders as in the tree
 #   lib/libspinrpc_*.a                the libraries: static, position-independent
 #   bin/spinrpc-server                the server
+#   bin/spinrpc-server-async          what a static spinrpc-server runs for
+#                                     --async (SPINRPC_STATIC_SERVER; it
+#                                     looks beside itself, so both go to bin)
 #   lib/cmake/spinrpc/                spinrpcConfig.cmake and the imported targets
 # Imported targets: spinrpc::<name> for each library below (the same names
 # are aliases in this build) and spinrpc::spinrpc-server; spinrpcConfig.cmake
@@ -29,6 +32,9 @@ install(TARGETS ${spinrpc_install_targets} spinrpc-server
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+if(TARGET spinrpc-server-async)
+  install(TARGETS spinrpc-server-async RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
 
 foreach(folder protocol channel transport server app client-shim)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${folder}/

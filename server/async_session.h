@@ -10,10 +10,15 @@
 
 namespace spinrpc::detail {
 
+struct AsyncSession;
+
+/// AsyncSession::call's body (serve_async.cpp).
+std::string_view call_client(AsyncSession& session, std::string_view callback, std::string_view arguments);
+
 /// The state of one async session (Server::serve_async), shared by the
 /// serve loop and RequestContext::call.
 struct AsyncSession {
-  explicit AsyncSession(JsonRpcChannel& c) : channel(c) {
+  explicit AsyncSession(JsonRpcChannel& c) : channel(c), call_through(&call_client) {
     params.reserve(64);  // never inline: JsonRpcDecoder::take_output
   }
 
@@ -22,9 +27,17 @@ struct AsyncSession {
 
   /// A server → client request; returns the result in output form (valid
   /// until the next decode), or throws RemoteError for an error response.
-  std::string_view call(std::string_view method, std::string_view arguments);
+  std::string_view call(std::string_view callback, std::string_view arguments) {
+    return call_through(*this, callback, arguments);
+  }
 
   JsonRpcChannel& channel;
+  /// call()'s body, reached through a pointer set where a session is made
+  /// (serve_async.cpp) rather than by name, so RequestContext::call, which
+  /// every server links, pulls in no JSON-RPC decoder and no simdjson where
+  /// --async is never served in-process (the static spinrpc-server:
+  /// docs/NODE.md, "Spawn to first reply").
+  std::string_view (*call_through)(AsyncSession& session, std::string_view callback, std::string_view arguments);
   JsonRpcDecoder decoder;
   /// Requests that arrived while a call was pending, as whole bodies, and
   /// the one being answered (its params may point into it).

@@ -21,25 +21,25 @@ void AsyncSession::write(std::string_view head, std::string_view body, std::stri
   channel.write(parts);
 }
 
-std::string_view AsyncSession::call(std::string_view callback, std::string_view arguments) {
-  const std::string call_id = "api" + std::to_string(next_call++);
+std::string_view call_client(AsyncSession& session, std::string_view callback, std::string_view arguments) {
+  const std::string call_id = "api" + std::to_string(session.next_call++);
   std::string request;
   std::string_view canonical;
   try {
-    canonical = decoder.canonicalize(arguments);
+    canonical = session.decoder.canonicalize(arguments);
   } catch (const ProtocolError& e) {
     throw std::invalid_argument("api: the arguments of call " + std::string(callback) + " are not JSON: " + e.what());
   }
   append_json_rpc_request(request, call_id, callback, canonical);
-  write(request);
+  session.write(request);
   for (;;) {
-    const auto body = channel.try_read_body();
+    const auto body = session.channel.try_read_body();
     if (!body) throw PeerClosed("the client closed the connection during a call", PeerClosed::Where::DuringCall);
-    const JsonRpcMessage& m = decoder.decode(*body);
+    const JsonRpcMessage& m = session.decoder.decode(*body);
     if (m.kind == JsonRpcMessage::Kind::Request) {
       // Answered once this request is done (a deliberate difference: tsgo
       // serves it at once; docs/ASYNC.md).
-      queued.emplace_back(as_text(*body));
+      session.queued.emplace_back(as_text(*body));
       continue;
     }
     if (m.kind != JsonRpcMessage::Kind::Response || m.id.type != JsonRpcId::Type::String ||

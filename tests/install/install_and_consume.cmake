@@ -1,5 +1,6 @@
 # cmake -P: install BUILD_DIR into WORK_DIR/prefix, build the consumer
-# project against that prefix only, run it. Each step's failure fails the
+# project against that prefix only, run it, and check --async from the
+# prefix (tests/app/async_checks.cmake). Each step's failure fails the
 # test with the step's own output.
 file(REMOVE_RECURSE ${WORK_DIR})
 set(prefix ${WORK_DIR}/prefix)
@@ -22,3 +23,13 @@ step(${CMAKE_COMMAND} -S ${CONSUMER_SOURCE_DIR} -B ${WORK_DIR}/build -G ${GENERA
 step(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
 step(${WORK_DIR}/build/consumer)
 message(STATUS "${step_output}")
+
+# --async from the prefix: the installed spinrpc-server (through
+# spinrpc-server-async beside it when it is static), and an embedder of
+# run_server_main, which serves it in-process.
+set(ASYNC_CHECKS_DIR ${WORK_DIR}/async)
+file(MAKE_DIRECTORY ${ASYNC_CHECKS_DIR})
+include(${CMAKE_CURRENT_LIST_DIR}/../app/async_checks.cmake)
+check_async_echo(${prefix}/bin/spinrpc-server)
+check_async_echo(${WORK_DIR}/build/file-length-server)
+message(STATUS "install consumer: --async ok")

@@ -1,0 +1,38 @@
+#include "app/async_sibling.h"
+
+#include <cerrno>   // errno
+#include <climits>  // PATH_MAX
+#include <cstring>  // std::strerror
+#include <unistd.h>  // ::execv, ::readlink
+
+#include "app/command_line.h"
+#include "channel/stderr_lines.h"
+
+namespace spinrpc {
+
+bool asks_for_async(const std::vector<std::string>& args) {
+  try {
+    return parse_command_line(args).async;
+  } catch (const UsageError&) {
+    return false;
+  }
+}
+
+int exec_beside_self(const char* name, char** argv, const std::string& program) {
+  std::string path(PATH_MAX, '\0');
+  const ssize_t length = ::readlink("/proc/self/exe", path.data(), path.size());
+  if (length <= 0 || static_cast<std::size_t>(length) >= path.size()) {
+    write_stderr_before_exit(program + ": --async: cannot find this executable's folder (/proc/self/exe): " +
+                             std::strerror(errno) + '\n');
+    return 1;
+  }
+  path.resize(static_cast<std::size_t>(length));
+  path.replace(path.rfind('/') + 1, std::string::npos, name);
+  ::execv(path.c_str(), argv);
+  const int error = errno;
+  write_stderr_before_exit(program + ": --async is served by " + path + ", which cannot be run: " +
+                           std::strerror(error) + '\n');
+  return 1;
+}
+
+}  // namespace spinrpc

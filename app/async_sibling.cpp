@@ -3,6 +3,7 @@
 #include <cerrno>   // errno
 #include <climits>  // PATH_MAX
 #include <cstring>  // std::strerror
+#include <sys/stat.h>  // ::stat
 #include <unistd.h>  // ::execv, ::readlink
 
 #include "app/command_line.h"
@@ -28,6 +29,15 @@ int exec_beside_self(const char* name, char** argv, const std::string& program) 
   }
   path.resize(static_cast<std::size_t>(length));
   path.replace(path.rfind('/') + 1, std::string::npos, name);
+  // A sibling that is this very file (a copy by hard link, a symlink to it)
+  // would exec itself forever.
+  struct stat self {}, sibling {};
+  if (::stat("/proc/self/exe", &self) == 0 && ::stat(path.c_str(), &sibling) == 0 &&
+      self.st_dev == sibling.st_dev && self.st_ino == sibling.st_ino) {
+    write_stderr_before_exit(program + ": --async is served by " + path +
+                             ", which is this executable itself: install spinrpc-server-async there\n");
+    return 1;
+  }
   ::execv(path.c_str(), argv);
   const int error = errno;
   write_stderr_before_exit(program + ": --async is served by " + path + ", which cannot be run: " +

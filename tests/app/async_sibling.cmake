@@ -25,6 +25,16 @@ if(EXISTS ${BIN_DIR}/spinrpc-server-async)
   if(NOT r_status STREQUAL "1" OR NOT r_stdout STREQUAL "" OR NOT r_stderr STREQUAL expected_hex)
     message(FATAL_ERROR "without its sibling: ${r_said}; expected exit 1 and [${expected}]")
   endif()
+  # A "sibling" that is spinrpc-server itself (a symlink to it) is refused,
+  # not exec'd forever.
+  file(CREATE_LINK ${alone} ${WORK_DIR}/alone/spinrpc-server-async SYMBOLIC)
+  async_run(l ${alone} "${request}" --api --async)
+  set(expected "spinrpc-server: --async is served by ${WORK_DIR}/alone/spinrpc-server-async, which is this executable itself: install spinrpc-server-async there\n")
+  string(HEX "${expected}" expected_hex)
+  if(NOT l_status STREQUAL "1" OR NOT l_stdout STREQUAL "" OR NOT l_stderr STREQUAL expected_hex)
+    message(FATAL_ERROR "with itself as its sibling: ${l_said}; expected exit 1 and [${expected}]")
+  endif()
+  file(REMOVE ${WORK_DIR}/alone/spinrpc-server-async)
   # Without --async it needs nothing beside it.
   async_run(v ${alone} "" --version)
   if(NOT v_status STREQUAL "0" OR NOT v_said MATCHES "stdout \\[spinrpc-server ")

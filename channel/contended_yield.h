@@ -24,8 +24,8 @@ inline constexpr std::chrono::microseconds kSharedYield{3};
 /// ~0.3-0.5 µs a wait would otherwise spend trying: yielding from the first
 /// try made the shim ↔ server echo 0.6 µs slower. A peer that needs our
 /// CPU waits at most this long for it; past it, the yields hand the CPU over
-/// and tell the spin loop that the CPU is shared
-/// (docs/SPIN-NOTES.md#yield-after-a-few-microseconds).
+/// and tell the spin loop that the CPU is shared, and the next wait yields
+/// from its first try (docs/SPIN-NOTES.md#yield-after-a-few-microseconds).
 inline constexpr std::chrono::microseconds kYieldAfter{3};
 
 }  // namespace spinrpc

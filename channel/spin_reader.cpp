@@ -255,7 +255,11 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len, WaitFor wait_
   // Branch: spinning. vDSO clock reads cost ~20 ns against ~300 ns for
   // each try, so the deadline is checked on every try.
   const Clock::time_point deadline = start + policy_.budget;
-  const Clock::time_point yield_from = start + kYieldAfter;
+  // Yields from the first try when the last spinning wait found our CPU
+  // shared (a yield came back late): there the peer, or another pair, needs
+  // this CPU now, and 3 µs of tries would only keep it waiting (2 pairs on 2
+  // CPUs: docs/SPIN-NOTES.md#yield-after-a-few-microseconds).
+  const Clock::time_point yield_from = shared_waits_ > 0 ? start : start + kYieldAfter;
   bool shared = false;  // a yield let another task's short turn run
   for (;;) {
     const long n = try_read(buf, len);

@@ -6,10 +6,13 @@
 // for all), echo until their own deadline, and send back their latencies
 // and CPU times through a pipe. Reported: all pairs' latencies pooled;
 // client_cpu_s and server_cpu_s summed over the pairs; pairs_echoes_per_s.
+// BM_OversubscribedBusy: one pair while two busy-loop processes keep both
+// CPUs busy for the same time.
 #include <sys/wait.h>  // ::waitpid, WIFEXITED, WEXITSTATUS
 #include <unistd.h>    // ::fork, ::read, ::write, ::_exit
 
 #include <cerrno>     // errno, EINTR
+#include <chrono>     // std::chrono::milliseconds
 #include <cstddef>    // std::byte, std::size_t
 #include <cstdint>    // std::int64_t
 #include <cstdio>     // std::fprintf
@@ -118,10 +121,34 @@ bool read_all(int fd, void* data, std::size_t len) {
   ::_exit(status);
 }
 
-void run_pairs(benchmark::State& state, const BenchPlan& plan, const std::string& name, int pairs, Variant v) {
+// A busy loop in a forked child: from the start signal (EOF on the go
+// pipe) until `duration` and a little more have passed, it only keeps its
+// CPU busy, as unrelated work would.
+[[noreturn]] void run_busy_loop(int go_fd, std::chrono::milliseconds duration) {
+  char ignored = 0;
+  while (::read(go_fd, &ignored, 1) < 0 && errno == EINTR) {
+  }
+  const auto until = Measurement::Clock::now() + duration + std::chrono::milliseconds(50);
+  while (Measurement::Clock::now() < until) {
+  }
+  ::_exit(0);
+}
+
+void run_pairs(benchmark::State& state, const BenchPlan& plan, const std::string& name, int pairs, Variant v,
+               int busy_loops) {
   PipePair go = make_pipe();
   std::vector<UniqueFd> results;
   std::vector<pid_t> pids;
+  std::vector<pid_t> busy_pids;
+  for (int k = 0; k < busy_loops; ++k) {
+    const pid_t pid = ::fork();
+    if (pid < 0) throw std::system_error(errno, std::generic_category(), "cannot fork busy loop " + std::to_string(k));
+    if (pid == 0) {
+      go.write_end.reset();
+      run_busy_loop(go.read_end.get(), plan.pairs_duration);
+    }
+    busy_pids.push_back(pid);
+  }
   for (int k = 0; k < pairs; ++k) {
     PipePair result = make_pipe();
     const pid_t pid = ::fork();
@@ -179,6 +206,11 @@ void run_pairs(benchmark::State& state, const BenchPlan& plan, const std::string
       throw std::runtime_error("pair " + std::to_string(k) + " failed with wait status " + std::to_string(status));
     }
   }
+  for (const pid_t pid : busy_pids) {
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
   m.set_client_spin(client_spin);
   m.set_server_spin(server_spin);
   m.set_counter("echoes_per_s",
@@ -199,9 +231,22 @@ void register_oversubscribed_benchmarks(const BenchPlan& plan, int round) {
                                    .add("round", static_cast<std::size_t>(round))
                                    .str();
       register_run(name, 1, [&plan, name, pairs, v](benchmark::State& state) {
-        run_pairs(state, plan, name, pairs, v);
+        run_pairs(state, plan, name, pairs, v, 0);
       });
     }
+  }
+  // One pair while two busy loops take both CPUs (unrelated work on a
+  // loaded machine): spinning must not lose to spin-off there either.
+  for (const Variant v : variants_in_round(round)) {
+    const std::string name = BenchName("BM_OversubscribedBusy")
+                                 .add("pairs", std::size_t{1})
+                                 .add("busy_loops", std::size_t{2})
+                                 .add("bytes", kSmallBytes)
+                                 .add("ms", static_cast<std::size_t>(plan.pairs_duration.count()))
+                                 .add("variant", variant_name(v))
+                                 .add("round", static_cast<std::size_t>(round))
+                                 .str();
+    register_run(name, 1, [&plan, name, v](benchmark::State& state) { run_pairs(state, plan, name, 1, v, 2); });
   }
 }
 

@@ -23,6 +23,17 @@ export default function section({ say, bench, find, floorOf }) {
           ratio(s.p50, floorOf(8, "blocking")?.stats.p50), secs(g.clientCpu), secs(g.serverCpu), perRound(g)]);
       }
     }
+    // One pair against two busy loops (BM_OversubscribedBusy).
+    for (const v of VARIANTS) {
+      const g = find("BM_OversubscribedBusy", { variant: v });
+      if (!g) continue;
+      const s = g.stats;
+      const off = find("BM_OversubscribedBusy", { variant: "off" })?.stats;
+      const n1 = find("BM_Oversubscribed", { pairs: 1, variant: v })?.stats;
+      rows.push([`1 + ${g.params.busy_loops} busy loops, ${v}`, count(s.n), us(s.p50), us(s.p75), us(s.p99), us(s.max),
+        count(g.mean("echoes_per_s")), v === "off" ? "" : ratio(s.p50, off?.p50), v === "off" ? "" : ratio(s.p75, off?.p75),
+        ratio(s.p50, n1?.p50), ratio(s.p50, floorOf(8, "blocking")?.stats.p50), secs(g.clientCpu), secs(g.serverCpu), perRound(g)]);
+    }
     say(table(["pairs, variant", "n", "p50 µs", "p75 µs", "p99 µs", "max µs", "echoes/s (all pairs)", "p50 / spin off", "p75 / spin off",
       "p50 / 1 pair", "p50 / floor blocking", "client CPU s", "server CPU s", "p50 per round µs"], rows), "");
   }

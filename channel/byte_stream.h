@@ -92,8 +92,10 @@ class ByteStream {
   std::size_t fill(std::size_t need);
 
   /// Writes every byte of `parts` in order; blocks until the kernel has taken
-  /// them all (waiting for POLLOUT if the fd is non-blocking). One writev(2),
-  /// more only if the kernel takes part; with lend_large_writes on a pipe,
+  /// them all (waiting for POLLOUT if the fd is non-blocking). One write(2)
+  /// of the parts copied together when they total at most 4 KiB (cheaper
+  /// than writev's iovec import), else one writev(2); more only if the
+  /// kernel takes part. With lend_large_writes on a pipe,
   /// parts of kLendMinBytes or more go in with vmsplice(2) instead (see
   /// BufferOptions). `parts` is used up in the process.
   /// Throws PeerClosed on EPIPE/ECONNRESET, std::system_error on other OS

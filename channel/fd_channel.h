@@ -31,8 +31,9 @@ struct ChannelOptions : FrameOptions {
 /// The MessagePack framing (protocol/frame.h) over a ByteStream: reads and
 /// writes whole frames over a pair of file descriptors (the same fd twice
 /// for a socket). Frames are decoded in place in the stream's buffer, so
-/// name and payload are views, never copies. Each write is one writev(2) of
-/// header, name and payload (more only if the kernel takes part).
+/// name and payload are views, never copies. Each write is one system call
+/// for header, name and payload (ByteStream::write_all; more only if the
+/// kernel takes part).
 ///
 /// Views returned by a read stay valid until the next read on this channel,
 /// unless a Hold keeps them longer (see hold_frame()).

@@ -17,7 +17,7 @@ namespace spinrpc {
 /// tsgo's async framing (`Content-Length` headers, docs/ASYNC.md) over the
 /// same buffered, spin-aware ByteStream as the MessagePack FdChannel. Bodies
 /// are views into the stream's buffer, valid until the next read unless a
-/// Hold keeps them; writes are gathered (one writev per message).
+/// Hold keeps them; each message goes out in one write (ByteStream::write_all).
 ///
 /// WARNING: one thread at a time.
 class JsonRpcChannel {

@@ -24,7 +24,7 @@ namespace spinrpc {
   X(spin_contended, "of spin_misses: a yield gave the CPU away, so the spin stopped early")      \
   X(blocked_while_suspended, "waits that blocked at once: the adaptive rule suspended spinning") \
   X(plain_waits, "waits that blocked at once: budget 0")                                         \
-  X(occupied_waits, "waits that blocked at once: occupying, or once to be placed anew")        \
+  X(occupied_waits, "waits that blocked at once: occupying, blocking by choice, or once to be placed anew")        \
   X(suspensions, "times the adaptive rule switched spinning off")                                \
   X(resumptions, "times the adaptive rule switched spinning back on")                            \
   X(spin_time_us, "wall µs spent in the spin loop, yields included")                             \
@@ -49,10 +49,11 @@ struct ChannelStats {
   // Placement (docs/PLACEMENT.md): the setting, the decision and why.
   std::string placement;                 ///< "auto", "off" or "occupy": the setting in force
   std::string placement_setting_reason;  ///< why that setting (SpinPolicy::placement_reason)
-  std::string_view placement_mode = "free";  ///< "free" or "occupy": what the next cycle does
+  std::string_view placement_mode = "free";  ///< "free", "occupy" or "block": what the next cycle does
   std::string_view placement_decision;   ///< why (PlacementController::reason; static text)
   std::uint64_t free_cycle_ns = 0;       ///< median cycle (write → next message) measured free; 0: not yet
   std::uint64_t occupy_cycle_ns = 0;     ///< the same, occupying; 0: not yet
+  std::uint64_t block_cycle_ns = 0;      ///< the same, blocking (a client only); 0: not yet
   int cpu = -1;                          ///< the reader's CPU at its last write while occupying; -1: none
   int occupier_cpu = -1;                 ///< the CPU the occupier last ran on; -1: never ran
   int occupier_avoided_cpu = -1;         ///< the reader's CPU it kept away from then

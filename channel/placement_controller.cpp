@@ -4,7 +4,8 @@
 
 namespace spinrpc {
 
-PlacementController::PlacementController(Setting setting) noexcept : setting_(setting) {
+PlacementController::PlacementController(Setting setting, bool may_block) noexcept
+    : setting_(setting), may_block_(may_block && setting == Setting::automatic) {
   if (setting_ == Setting::automatic) probes_ = 1;
   if (setting_ == Setting::occupy) {
     kept_ = Mode::occupy;
@@ -29,13 +30,64 @@ bool PlacementController::nothing_to_win() const noexcept {
          free_estimate_ < kNothingToWin;
 }
 
+std::chrono::nanoseconds PlacementController::best_other_than_block() const noexcept {
+  return occupying_pays() ? occupy_estimate_ : free_estimate_;
+}
+
+PlacementController::Mode PlacementController::best() const noexcept {
+  const Mode other = occupying_pays() ? Mode::occupy : Mode::free;
+  if (may_block_ && block_estimate_.count() > 0 && block_estimate_ <= best_other_than_block()) return Mode::block;
+  return other;
+}
+
 bool PlacementController::contradicts(std::chrono::nanoseconds kept_median) const noexcept {
-  if (kept_ == Mode::free) {
-    // Kept because the peer answered fast: contradicted once it no longer does.
-    if (nothing_to_win()) return kept_median >= kNothingToWin;
-    return occupy_estimate_.count() > 0 && occupy_estimate_.count() * 100 < kept_median.count() * kMarginPercent;
+  // Another mode's estimate under kMarginPercent % of the kept mode's window.
+  const auto beaten_by = [&](std::chrono::nanoseconds other) {
+    return other.count() > 0 && other.count() * 100 < kept_median.count() * kMarginPercent;
+  };
+  const bool block_wins = may_block_ && beaten_by(block_estimate_);
+  switch (kept_) {
+    case Mode::free:
+      // Kept because the peer answered fast: contradicted once it no longer does.
+      if (nothing_to_win()) return kept_median >= kNothingToWin;
+      return beaten_by(occupy_estimate_) || block_wins;
+    case Mode::occupy:
+      return !(kept_median.count() * 100 < free_estimate_.count() * kMarginPercent) || block_wins;
+    case Mode::block:
+      // The peer no longer lands on our CPU (a blocked wake-up went to the
+      // other one): free or occupying would now win by the margin.
+      return beaten_by(best_other_than_block());
   }
-  return !(kept_median.count() * 100 < free_estimate_.count() * kMarginPercent);
+  return false;
+}
+
+PlacementController::Phase PlacementController::next_probe(Phase done) const noexcept {
+  const auto wanted = [&](Phase p) {
+    switch (p) {
+      case Phase::probe_free: return kept_ != Mode::free;
+      case Phase::probe_occupy: return kept_ != Mode::occupy;
+      case Phase::probe_block: return may_block_ && kept_ != Mode::block;
+      default: return false;
+    }
+  };
+  for (const Phase p : {Phase::probe_free, Phase::probe_occupy, Phase::probe_block}) {
+    if (static_cast<int>(p) > static_cast<int>(done) && wanted(p)) return p;
+  }
+  return Phase::stay;
+}
+
+void PlacementController::probe_next(Phase done) noexcept {
+  switch (next_probe(done)) {
+    case Phase::probe_occupy:
+      enter(Phase::probe_occupy, Mode::occupy);
+      return;
+    case Phase::probe_block:
+      enter(Phase::probe_block, Mode::block);
+      return;
+    default:
+      keep(best());
+      return;
+  }
 }
 
 void PlacementController::enter(Phase phase, Mode mode) noexcept {
@@ -82,16 +134,17 @@ PlacementController::Mode PlacementController::after_cycle(std::chrono::nanoseco
         keep(Mode::free);
         break;
       }
-      if (!reprobe_) {  // the first probe: occupy next
-        enter(Phase::probe_occupy, Mode::occupy);
-        break;
-      }
-      keep(occupying_pays() ? Mode::occupy : Mode::free);
+      probe_next(Phase::probe_free);
       break;
     case Phase::probe_occupy:
       if (count_ < kProbeCycles) break;
       occupy_estimate_ = median();
-      keep(occupying_pays() ? Mode::occupy : Mode::free);
+      probe_next(Phase::probe_occupy);
+      break;
+    case Phase::probe_block:
+      if (count_ < kProbeCycles) break;
+      block_estimate_ = median();
+      probe_next(Phase::probe_block);
       break;
     case Phase::stay:
     case Phase::backoff:
@@ -112,8 +165,10 @@ PlacementController::Mode PlacementController::after_cycle(std::chrono::nanoseco
         break;
       }
       // The stretch is over: its last window is the kept mode's estimate
-      // (unless too few cycles counted), then the other mode is probed.
-      if (count_ == kProbeCycles) (kept_ == Mode::free ? free_estimate_ : occupy_estimate_) = median();
+      // (unless too few cycles counted), then the other modes are probed.
+      if (count_ == kProbeCycles) {
+        (kept_ == Mode::free ? free_estimate_ : kept_ == Mode::occupy ? occupy_estimate_ : block_estimate_) = median();
+      }
       reprobe_ = true;
       if (kept_ == Mode::free && nothing_to_win()) {
         // Still answered fast: occupying has nothing to win, no probe. A
@@ -124,10 +179,10 @@ PlacementController::Mode PlacementController::after_cycle(std::chrono::nanoseco
         break;
       }
       ++probes_;
-      if (kept_ == Mode::free) {
-        enter(Phase::probe_occupy, Mode::occupy);
-      } else {
+      if (kept_ != Mode::free) {
         enter(Phase::probe_free, Mode::free);
+      } else {
+        probe_next(Phase::probe_free);
       }
       break;
   }
@@ -174,6 +229,7 @@ const char* PlacementController::reason() const noexcept {
   switch (phase_) {
     case Phase::probe_free:
     case Phase::probe_occupy:
+    case Phase::probe_block:
       return "probing";
     case Phase::backoff:
       return "backoff after contention";
@@ -181,6 +237,7 @@ const char* PlacementController::reason() const noexcept {
       break;
   }
   if (kept_ == Mode::occupy) return "occupying pays";
+  if (kept_ == Mode::block) return "blocking pays";
   return nothing_to_win() ? "nothing to win: the peer answers fast" : "occupying does not pay";
 }
 

@@ -41,8 +41,8 @@ namespace spinrpc {
 /// wanting the CPU reports at every try and reaches the cap in 10 reports.
 class PlacementController {
  public:
-  enum class Mode { free, occupy };
-  enum class Phase { probe_free, probe_occupy, stay, backoff };
+  enum class Mode { free, occupy, block };
+  enum class Phase { probe_free, probe_occupy, probe_block, stay, backoff };
 
   static constexpr unsigned kProbeCycles = 32;
   static constexpr unsigned kSettleCycles = 4;
@@ -64,7 +64,12 @@ class PlacementController {
   /// `occupy` always occupies (for measurements and tests) except for the
   /// backoff after contention, which it obeys too.
   enum class Setting { off, automatic, occupy };
-  explicit PlacementController(Setting setting) noexcept;
+  /// `may_block`: also probe `block` (wait in a plain blocking read, no
+  /// occupier) and keep it when its cycle is no slower than the best of
+  /// the others: for a client against a server it started that does not
+  /// place (tsgo), whose thread is then woken on the client's CPU as the
+  /// client leaves it (docs/PLACEMENT.md#block-against-a-server-that-does-not-place).
+  explicit PlacementController(Setting setting, bool may_block = false) noexcept;
 
   /// Feeds one cycle measured under mode(); returns the mode for the next.
   Mode after_cycle(std::chrono::nanoseconds cycle) noexcept;
@@ -87,6 +92,7 @@ class PlacementController {
   /// Median cycle of the last stretch measured in each mode; 0 = not yet.
   std::chrono::nanoseconds free_estimate() const noexcept { return free_estimate_; }
   std::chrono::nanoseconds occupy_estimate() const noexcept { return occupy_estimate_; }
+  std::chrono::nanoseconds block_estimate() const noexcept { return block_estimate_; }
   /// Times the kept mode changed after a probe or a contention.
   std::uint64_t changes() const noexcept { return changes_; }
   /// Times the other mode was probed (the first probe included).
@@ -97,7 +103,7 @@ class PlacementController {
   std::uint64_t contentions() const noexcept { return contentions_; }
   /// Why mode() is what it is: "off", "probing", "occupying pays",
   /// "occupying does not pay", "nothing to win: the peer answers fast",
-  /// "backoff after contention".
+  /// "blocking pays", "backoff after contention".
   const char* reason() const noexcept;
 
  private:
@@ -105,12 +111,23 @@ class PlacementController {
   void keep(Mode chosen) noexcept;
   // The free estimate is under kNothingToWin: keep free without probing.
   bool nothing_to_win() const noexcept;
+  // The probe after `done` in the order free, occupy, block, skipping the
+  // kept mode (measured by the stay) and block unless may_block_; `stay`
+  // when the round of probes is over.
+  Phase next_probe(Phase done) const noexcept;
+  // Enters the next probe, or keeps the best mode once all are measured.
+  void probe_next(Phase done) noexcept;
+  // The best mode from the estimates: occupy only with a clear gain (it
+  // costs a CPU), block when no slower than that (it costs the least).
+  Mode best() const noexcept;
+  std::chrono::nanoseconds best_other_than_block() const noexcept;
   bool occupying_pays() const noexcept;
   // The kept mode's current window says the other one would now win.
   bool contradicts(std::chrono::nanoseconds kept_median) const noexcept;
   std::chrono::nanoseconds median() noexcept;
 
   Setting setting_;
+  bool may_block_ = false;
   Mode mode_ = Mode::free;
   Phase phase_ = Phase::probe_free;
   Mode kept_ = Mode::free;         // the mode a stay keeps (re-probes compare against it)
@@ -130,6 +147,7 @@ class PlacementController {
   std::uint64_t moves_ = 0;
   std::chrono::nanoseconds free_estimate_{0};
   std::chrono::nanoseconds occupy_estimate_{0};
+  std::chrono::nanoseconds block_estimate_{0};
   std::uint64_t changes_ = 0;
   std::uint64_t probes_ = 0;
   std::uint64_t contentions_ = 0;

@@ -21,8 +21,11 @@ SpinReader::SpinReader(UniqueFd fd, SpinPolicy policy)
     : fd_(std::move(fd)),
       policy_(std::move(policy)),
       controller_(policy_.adaptive),
-      // The budget is what occupying may spend: none, no placement.
-      placement_(policy_.budget.count() > 0 ? policy_.placement : PlacementController::Setting::off) {
+      // The budget is what occupying may spend: none, no placement. A
+      // client that started its server may also block for it (see
+      // PlacementController).
+      placement_(policy_.budget.count() > 0 ? policy_.placement : PlacementController::Setting::off,
+                 policy_.peer_pid > 0) {
   // The fd must be open; its flags are only read, never changed (see the
   // class comment).
   check_syscall([&] { return ::fcntl(fd_.get(), F_GETFL); }, "get flags of", fd_.get());
@@ -72,6 +75,10 @@ void SpinReader::before_write() noexcept {
       occupier_.reset();
       stats_.placement_setting_reason = "cannot occupy: fewer than 2 CPUs allowed or no thread";
     }
+  } else if (placement_.mode() == PlacementController::Mode::block && controller_.spinning()) {
+    // Block for this cycle: the peer's thread, woken by what we write now,
+    // is placed on the CPU we are about to leave (PlacementController).
+    blocking_ = true;
   } else if (occupied_last_ || unplace_next_) {
     // Block once in this cycle (counted in occupied_waits), so that the
     // wake-up that ends it is placed by the kernel, which sends it to an
@@ -100,6 +107,7 @@ void SpinReader::end_cycle(Clock::time_point now) noexcept {
       occupier_.reset();
       occupying_ = false;
       unplaced_ = false;
+      blocking_ = false;
       stats_.placement = "off";
       stats_.placement_mode = "free";
       stats_.placement_decision = "left to the peer";
@@ -112,15 +120,16 @@ void SpinReader::end_cycle(Clock::time_point now) noexcept {
     placement_.after_contention();
   } else if (occupying_ && peer_shares_occupier()) {
     // Not fed: the cycle measured a split that the move just ended.
-  } else if (placement_.mode() == PlacementController::Mode::free || occupying_) {
+  } else if (placement_.mode() == PlacementController::Mode::free || occupying_ || blocking_) {
     // A free cycle counts whether or not our own wait spun (both leave the
-    // peer's wake-up to the scheduler); an occupy cycle only if it did
-    // occupy (not when the adaptive rule held the occupier back).
+    // peer's wake-up to the scheduler); an occupy or block cycle only if it
+    // did occupy or block (not when the adaptive rule held it back).
     placement_.after_cycle(cycle);
   }
   occupied_last_ = occupying_;
   occupying_ = false;
   unplaced_ = false;
+  blocking_ = false;
   update_placement_stats();
 }
 
@@ -139,10 +148,13 @@ bool SpinReader::peer_shares_occupier() noexcept {
 }
 
 void SpinReader::update_placement_stats() noexcept {
-  stats_.placement_mode = placement_.mode() == PlacementController::Mode::occupy ? "occupy" : "free";
+  stats_.placement_mode = placement_.mode() == PlacementController::Mode::occupy  ? "occupy"
+                          : placement_.mode() == PlacementController::Mode::block ? "block"
+                                                                                  : "free";
   stats_.placement_decision = placement_.reason();
   stats_.free_cycle_ns = static_cast<std::uint64_t>(placement_.free_estimate().count());
   stats_.occupy_cycle_ns = static_cast<std::uint64_t>(placement_.occupy_estimate().count());
+  stats_.block_cycle_ns = static_cast<std::uint64_t>(placement_.block_estimate().count());
   stats_.placement_probes = placement_.probes();
   stats_.placement_changes = placement_.changes();
   if (occupier_) {
@@ -246,7 +258,7 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len, WaitFor wait_
   // contention and suspend spinning, occupying with it (measured on a quiet
   // machine: 71 suspensions in 30,000 echoes, the occupier held 34 µs in
   // all, the blocking client's p50 30 µs against tsgo's 7.5).
-  if (occupying_ || unplaced_) {
+  if (occupying_ || unplaced_ || blocking_) {
     const std::size_t n = blocking_read(buf, len);
     ++stats_.occupied_waits;
     end_wait(Clock::now() - start);

@@ -119,6 +119,7 @@ class SpinReader {
   bool unplace_next_ = false;    // note_shared_cpu asks the next cycle to block once
   bool unplaced_ = false;        // this cycle blocks once (see before_write)
   bool occupying_ = false;  // the occupier was poked for the cycle in progress: block, don't spin
+  bool blocking_ = false;   // placement's block mode for the cycle in progress
   TryWith try_with_ = TryWith::preadv2_nowait;  // poll_then_read once preadv2 says EOPNOTSUPP
   UniqueFd nonblocking_;  // own_nonblocking: our O_NONBLOCK description of fd_'s pipe
 };

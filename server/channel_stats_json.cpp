@@ -47,6 +47,7 @@ void append_json(std::string& json, const ChannelStats& s) {
   text("placement_decision", s.placement_decision);
   number("free_cycle_ns", static_cast<long long>(s.free_cycle_ns));
   number("occupy_cycle_ns", static_cast<long long>(s.occupy_cycle_ns));
+  number("block_cycle_ns", static_cast<long long>(s.block_cycle_ns));
   number("cpu", s.cpu);
   number("occupier_cpu", s.occupier_cpu);
   number("occupier_avoided_cpu", s.occupier_avoided_cpu);

@@ -471,6 +471,7 @@ class Channel : public Napi::ObjectWrap<Channel> {
     text("placement_decision", s.placement_decision);
     out.Set("free_cycle_ns", Napi::Number::New(env, static_cast<double>(s.free_cycle_ns)));
     out.Set("occupy_cycle_ns", Napi::Number::New(env, static_cast<double>(s.occupy_cycle_ns)));
+    out.Set("block_cycle_ns", Napi::Number::New(env, static_cast<double>(s.block_cycle_ns)));
     out.Set("cpu", Napi::Number::New(env, s.cpu));
     out.Set("occupier_cpu", Napi::Number::New(env, s.occupier_cpu));
     out.Set("occupier_avoided_cpu", Napi::Number::New(env, s.occupier_avoided_cpu));

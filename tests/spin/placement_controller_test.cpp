@@ -257,6 +257,75 @@ TEST_CASE("PlacementController moves to the peer after two shared cycles in a ro
   }
 }
 
+// Feeds cycles until the controller leaves `phase` (or a bound is hit),
+// with a cycle time for each of the three modes.
+unsigned run3_until_not(PlacementController& ctl, Phase phase, std::chrono::nanoseconds free,
+                        std::chrono::nanoseconds occupy, std::chrono::nanoseconds block, unsigned bound = 1000000) {
+  unsigned n = 0;
+  while (ctl.phase() == phase && n < bound) {
+    ctl.after_cycle(ctl.mode() == Mode::occupy ? occupy : ctl.mode() == Mode::block ? block : free);
+    ++n;
+  }
+  return n;
+}
+
+// A client against tsgo (docs/PLACEMENT.md#block-against-a-server-that-does-not-place):
+// spinning 11 µs, occupying no better (Go's threads want the other CPU),
+// blocking 10 µs (tsgo's thread woken on the CPU the client leaves).
+constexpr auto kTsgoSpun = 11us;
+constexpr auto kTsgoBlocked = 10us;
+
+TEST_CASE("PlacementController may block: probes it after occupying and keeps it when no slower") {
+  PlacementController ctl(Setting::automatic, true);
+  run3_until_not(ctl, Phase::probe_free, kTsgoSpun, kTsgoSpun, kTsgoBlocked);
+  CHECK(ctl.phase() == Phase::probe_occupy);
+  run3_until_not(ctl, Phase::probe_occupy, kTsgoSpun, kTsgoSpun, kTsgoBlocked);
+  CHECK(ctl.phase() == Phase::probe_block);
+  CHECK(ctl.mode() == Mode::block);
+  run3_until_not(ctl, Phase::probe_block, kTsgoSpun, kTsgoSpun, kTsgoBlocked);
+  CHECK(ctl.phase() == Phase::stay);
+  CHECK(ctl.mode() == Mode::block);
+  CHECK(ctl.block_estimate() == kTsgoBlocked);
+  CHECK(std::string(ctl.reason()) == "blocking pays");
+  // Occupying that pays still beats blocking that does not beat it.
+  PlacementController placed(Setting::automatic, true);
+  run3_until_not(placed, Phase::probe_free, kApart, kTogether, kApart);
+  run3_until_not(placed, Phase::probe_occupy, kApart, kTogether, kApart);
+  run3_until_not(placed, Phase::probe_block, kApart, kTogether, kApart);
+  CHECK(placed.mode() == Mode::occupy);
+}
+
+TEST_CASE("PlacementController leaves blocking once the peer is woken apart, and re-probes after a stay") {
+  PlacementController ctl(Setting::automatic, true);
+  for (Phase p : {Phase::probe_free, Phase::probe_occupy, Phase::probe_block}) {
+    run3_until_not(ctl, p, kTsgoSpun, kTsgoSpun, kTsgoBlocked);
+  }
+  REQUIRE(ctl.mode() == Mode::block);
+  // A stay that holds ends in probes of the two others, then blocks again.
+  CHECK(run3_until_not(ctl, Phase::stay, kTsgoSpun, kTsgoSpun, kTsgoBlocked) == PlacementController::kStayCycles);
+  CHECK(ctl.phase() == Phase::probe_free);
+  run3_until_not(ctl, Phase::probe_free, kTsgoSpun, kTsgoSpun, kTsgoBlocked);
+  CHECK(ctl.phase() == Phase::probe_occupy);
+  run3_until_not(ctl, Phase::probe_occupy, kTsgoSpun, kTsgoSpun, kTsgoBlocked);
+  CHECK(ctl.mode() == Mode::block);
+  // The blocked peer's wake-ups start going to the other, halted CPU: the
+  // stay ends within two windows and spinning wins the next round.
+  CHECK(run3_until_not(ctl, Phase::stay, kTsgoSpun, kTsgoSpun, kApart) <= 2 * PlacementController::kProbeCycles);
+  CHECK(ctl.phase() == Phase::probe_free);
+  run3_until_not(ctl, Phase::probe_free, kTsgoSpun, kTsgoSpun, kApart);
+  run3_until_not(ctl, Phase::probe_occupy, kTsgoSpun, kTsgoSpun, kApart);
+  CHECK(ctl.mode() == Mode::free);
+  CHECK(ctl.block_estimate() == kApart);
+}
+
+TEST_CASE("PlacementController may block, but not against a peer that answers fast") {
+  PlacementController ctl(Setting::automatic, true);
+  run3_until_not(ctl, Phase::probe_free, kSpinningPeer, kTogether, kApart);
+  CHECK(ctl.mode() == Mode::free);
+  CHECK(ctl.phase() == Phase::stay);
+  CHECK(ctl.block_estimate() == 0ns);
+}
+
 TEST_CASE("PlacementController backoff is bounded") {
   PlacementController ctl(Setting::occupy);
   for (int i = 0; i < 20; ++i) {

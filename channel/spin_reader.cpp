@@ -323,10 +323,23 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len, WaitFor wait_
 void SpinReader::note_shared_cpu(bool shared) noexcept {
   // kSharedWaitsToUnplace spinning waits in a row in which another task ran
   // short turns on our CPU between our tries: most likely the peer, spinning
-  // on our CPU. Placement's to fix, so only with placement on.
+  // on our CPU, which placement fixes by blocking once (with placement on).
+  // A second such streak soon after the first means our CPU stays shared
+  // however the kernel places us: more tasks want the CPUs than there are,
+  // and spinning only takes turns from them. That is contention, as a late
+  // yield is (2 pairs on 2 CPUs: the servers kept spinning through short
+  // turns of the other pair; docs/SPIN-NOTES.md#a-contended-cpu-ends-the-spin-and-backs-the-adaptive-rule-off).
+  if (waits_since_streak_ < kWaitsForStreakToRecur) ++waits_since_streak_;
   shared_waits_ = shared ? shared_waits_ + 1 : 0;
-  if (shared_waits_ < kSharedWaitsToUnplace || !occupier_) return;
+  if (shared_waits_ < kSharedWaitsToUnplace) return;
   shared_waits_ = 0;
+  const bool recurred = waits_since_streak_ < kWaitsForStreakToRecur;
+  waits_since_streak_ = 0;
+  if (recurred) {
+    ++stats_.spin_contended;
+    controller_.after_contention();
+  }
+  if (!occupier_) return;
   unplace_next_ = true;
   ++stats_.placement_unshares;
 }

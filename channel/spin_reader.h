@@ -99,6 +99,8 @@ class SpinReader {
   // on our CPU between tries; enough of them: block once (before_write).
   void note_shared_cpu(bool shared) noexcept;
   static constexpr unsigned kSharedWaitsToUnplace = 8;
+  // A streak of shared waits this soon after the last one is contention.
+  static constexpr unsigned kWaitsForStreakToRecur = 256;
   void add_spin_time(Clock::duration spun) noexcept;
   void wait_readable_until(Clock::time_point deadline);
 
@@ -116,6 +118,7 @@ class SpinReader {
   bool peer_checked_ = false;  // peer_runs_occupier(policy_.peer_pid) was asked
   bool occupied_last_ = false;  // the cycle before the one in progress was occupied
   unsigned shared_waits_ = 0;    // spinning waits in a row that shared our CPU
+  unsigned waits_since_streak_ = kWaitsForStreakToRecur;  // spinning waits since the last streak (saturating)
   bool unplace_next_ = false;    // note_shared_cpu asks the next cycle to block once
   bool unplaced_ = false;        // this cycle blocks once (see before_write)
   bool occupying_ = false;  // the occupier was poked for the cycle in progress: block, don't spin

@@ -30,13 +30,37 @@ bool PlacementController::nothing_to_win() const noexcept {
          free_estimate_ < kNothingToWin;
 }
 
-std::chrono::nanoseconds PlacementController::best_other_than_block() const noexcept {
-  return occupying_pays() ? occupy_estimate_ : free_estimate_;
+const char* PlacementController::mode_name(Mode mode) noexcept {
+  switch (mode) {
+    case Mode::occupy:
+      return "occupy";
+    case Mode::block:
+      return "block";
+    case Mode::free:
+      break;
+  }
+  return "free";
+}
+
+std::chrono::nanoseconds PlacementController::estimate(Mode mode) const noexcept {
+  switch (mode) {
+    case Mode::occupy:
+      return occupy_estimate_;
+    case Mode::block:
+      return block_estimate_;
+    case Mode::free:
+      break;
+  }
+  return free_estimate_;
+}
+
+PlacementController::Mode PlacementController::best_other_than_block() const noexcept {
+  return occupying_pays() ? Mode::occupy : Mode::free;
 }
 
 PlacementController::Mode PlacementController::best() const noexcept {
-  const Mode other = occupying_pays() ? Mode::occupy : Mode::free;
-  if (may_block_ && block_estimate_.count() > 0 && block_estimate_ <= best_other_than_block()) return Mode::block;
+  const Mode other = best_other_than_block();
+  if (may_block_ && block_estimate_.count() > 0 && block_estimate_ <= estimate(other)) return Mode::block;
   return other;
 }
 
@@ -56,7 +80,7 @@ bool PlacementController::contradicts(std::chrono::nanoseconds kept_median) cons
     case Mode::block:
       // The peer no longer lands on our CPU (a blocked wake-up went to the
       // other one): free or occupying would now win by the margin.
-      return beaten_by(best_other_than_block());
+      return beaten_by(estimate(best_other_than_block()));
   }
   return false;
 }

@@ -42,6 +42,8 @@ namespace spinrpc {
 class PlacementController {
  public:
   enum class Mode { free, occupy, block };
+  /// The mode's spelling in the stats: "free", "occupy", "block".
+  static const char* mode_name(Mode mode) noexcept;
   enum class Phase { probe_free, probe_occupy, probe_block, stay, backoff };
 
   static constexpr unsigned kProbeCycles = 32;
@@ -120,7 +122,10 @@ class PlacementController {
   // The best mode from the estimates: occupy only with a clear gain (it
   // costs a CPU), block when no slower than that (it costs the least).
   Mode best() const noexcept;
-  std::chrono::nanoseconds best_other_than_block() const noexcept;
+  // free or occupy, whichever best() would keep were block not an option.
+  Mode best_other_than_block() const noexcept;
+  // The estimate measured for `mode`; 0 = not yet.
+  std::chrono::nanoseconds estimate(Mode mode) const noexcept;
   bool occupying_pays() const noexcept;
   // The kept mode's current window says the other one would now win.
   bool contradicts(std::chrono::nanoseconds kept_median) const noexcept;

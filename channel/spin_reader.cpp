@@ -69,16 +69,19 @@ void SpinReader::before_write() noexcept {
   if (placement_.mode() == PlacementController::Mode::occupy && controller_.spinning()) {
     const int cpu = sched_getcpu();
     stats_.cpu = cpu;
-    occupying_ = occupier_->poke(cpu);
-    if (!occupying_) {
-      // Fewer than 2 CPUs allowed, or no thread: placement cannot work.
+    if (occupier_->poke(cpu)) {
+      cycle_wait_ = CycleWait::occupy;
+    } else {
+      // Fewer than 2 CPUs allowed, or no thread: placement cannot work
+      // (and no later cycle ends through end_cycle to reset cycle_wait_).
       occupier_.reset();
+      cycle_wait_ = CycleWait::spin;
       stats_.placement_setting_reason = "cannot occupy: fewer than 2 CPUs allowed or no thread";
     }
   } else if (placement_.mode() == PlacementController::Mode::block && controller_.spinning()) {
     // Block for this cycle: the peer's thread, woken by what we write now,
     // is placed on the CPU we are about to leave (PlacementController).
-    blocking_ = true;
+    cycle_wait_ = CycleWait::block;
   } else if (occupied_last_ || unplace_next_) {
     // Block once in this cycle (counted in occupied_waits), so that the
     // wake-up that ends it is placed by the kernel, which sends it to an
@@ -86,7 +89,7 @@ void SpinReader::before_write() noexcept {
     // sharing by note_shared_cpu) never block and are never placed apart
     // again (a binding ↔ server echo stuck at 9.5 µs against 4.0 apart;
     // docs/PLACEMENT.md#two-spinners-on-one-cpu).
-    unplaced_ = true;
+    cycle_wait_ = CycleWait::unplace;
   }
   occupied_last_ = false;
   unplace_next_ = false;
@@ -105,9 +108,7 @@ void SpinReader::end_cycle(Clock::time_point now) noexcept {
     peer_checked_ = true;
     if (peer_runs_occupier(policy_.peer_pid)) {
       occupier_.reset();
-      occupying_ = false;
-      unplaced_ = false;
-      blocking_ = false;
+      cycle_wait_ = CycleWait::spin;
       stats_.placement = "off";
       stats_.placement_mode = "free";
       stats_.placement_decision = "left to the peer";
@@ -118,18 +119,17 @@ void SpinReader::end_cycle(Clock::time_point now) noexcept {
   if (const std::uint64_t c = occupier_->contentions(); c != contentions_seen_) {
     contentions_seen_ = c;
     placement_.after_contention();
-  } else if (occupying_ && peer_shares_occupier()) {
+  } else if (cycle_wait_ == CycleWait::occupy && peer_shares_occupier()) {
     // Not fed: the cycle measured a split that the move just ended.
-  } else if (placement_.mode() == PlacementController::Mode::free || occupying_ || blocking_) {
+  } else if (placement_.mode() == PlacementController::Mode::free || cycle_wait_ == CycleWait::occupy ||
+             cycle_wait_ == CycleWait::block) {
     // A free cycle counts whether or not our own wait spun (both leave the
     // peer's wake-up to the scheduler); an occupy or block cycle only if it
     // did occupy or block (not when the adaptive rule held it back).
     placement_.after_cycle(cycle);
   }
-  occupied_last_ = occupying_;
-  occupying_ = false;
-  unplaced_ = false;
-  blocking_ = false;
+  occupied_last_ = cycle_wait_ == CycleWait::occupy;
+  cycle_wait_ = CycleWait::spin;
   update_placement_stats();
 }
 
@@ -148,9 +148,7 @@ bool SpinReader::peer_shares_occupier() noexcept {
 }
 
 void SpinReader::update_placement_stats() noexcept {
-  stats_.placement_mode = placement_.mode() == PlacementController::Mode::occupy  ? "occupy"
-                          : placement_.mode() == PlacementController::Mode::block ? "block"
-                                                                                  : "free";
+  stats_.placement_mode = PlacementController::mode_name(placement_.mode());
   stats_.placement_decision = placement_.reason();
   stats_.free_cycle_ns = static_cast<std::uint64_t>(placement_.free_estimate().count());
   stats_.occupy_cycle_ns = static_cast<std::uint64_t>(placement_.occupy_estimate().count());
@@ -258,7 +256,7 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len, WaitFor wait_
   // contention and suspend spinning, occupying with it (measured on a quiet
   // machine: 71 suspensions in 30,000 echoes, the occupier held 34 µs in
   // all, the blocking client's p50 30 µs against tsgo's 7.5).
-  if (occupying_ || unplaced_ || blocking_) {
+  if (cycle_wait_ != CycleWait::spin) {
     const std::size_t n = blocking_read(buf, len);
     ++stats_.occupied_waits;
     end_wait(Clock::now() - start);
@@ -302,10 +300,7 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len, WaitFor wait_
     // CPU against ~2 for blocking ones). Block instead, as spin-off would;
     // a blocked reader is woken with the scheduler's wake-up preference.
     if (after_yield - before_yield > kContendedYield) {
-      if (wait_for == WaitFor::message) {
-        ++stats_.spin_contended;
-        controller_.after_contention();
-      }
+      if (wait_for == WaitFor::message) note_contention();
       break;
     }
     if (after_yield - before_yield > kSharedYield) shared = true;
@@ -335,13 +330,15 @@ void SpinReader::note_shared_cpu(bool shared) noexcept {
   shared_waits_ = 0;
   const bool recurred = waits_since_streak_ < kWaitsForStreakToRecur;
   waits_since_streak_ = 0;
-  if (recurred) {
-    ++stats_.spin_contended;
-    controller_.after_contention();
-  }
+  if (recurred) note_contention();
   if (!occupier_) return;
   unplace_next_ = true;
   ++stats_.placement_unshares;
+}
+
+void SpinReader::note_contention() noexcept {
+  ++stats_.spin_contended;
+  controller_.after_contention();
 }
 
 void SpinReader::end_wait(Clock::duration wait) {

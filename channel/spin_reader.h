@@ -101,6 +101,8 @@ class SpinReader {
   static constexpr unsigned kSharedWaitsToUnplace = 8;
   // A streak of shared waits this soon after the last one is contention.
   static constexpr unsigned kWaitsForStreakToRecur = 256;
+  // Our CPU is contended: counts it and backs the adaptive rule off.
+  void note_contention() noexcept;
   void add_spin_time(Clock::duration spun) noexcept;
   void wait_readable_until(Clock::time_point deadline);
 
@@ -120,9 +122,12 @@ class SpinReader {
   unsigned shared_waits_ = 0;    // spinning waits in a row that shared our CPU
   unsigned waits_since_streak_ = kWaitsForStreakToRecur;  // spinning waits since the last streak (saturating)
   bool unplace_next_ = false;    // note_shared_cpu asks the next cycle to block once
-  bool unplaced_ = false;        // this cycle blocks once (see before_write)
-  bool occupying_ = false;  // the occupier was poked for the cycle in progress: block, don't spin
-  bool blocking_ = false;   // placement's block mode for the cycle in progress
+  // How the wait that ends the cycle in progress waits (set by before_write):
+  // spin by the rule, or block because the occupier was poked (occupy),
+  // because the cycle blocks once to be placed apart (unplace), or because
+  // placement chose block.
+  enum class CycleWait { spin, occupy, unplace, block };
+  CycleWait cycle_wait_ = CycleWait::spin;
   TryWith try_with_ = TryWith::preadv2_nowait;  // poll_then_read once preadv2 says EOPNOTSUPP
   UniqueFd nonblocking_;  // own_nonblocking: our O_NONBLOCK description of fd_'s pipe
 };

@@ -178,6 +178,12 @@ spinrpc's flags:
   --version             print spinrpc's version and the tsgo version whose
                         API it answers, exit 0 (with --api: exit 2, as tsgo)
 
+Environment: TSGO_SYNC_SPIN_US, TSGO_SYNC_SPIN_ADAPTIVE and SPINRPC_PLACEMENT
+as above; SPINRPC_LEND_REPLIES=1 lends big Responses to a stdout pipe
+(vmsplice, growing the pipe to 1 MiB) instead of copying them into it:
+only for a client that reads them with read(2), as spinrpc's shim and
+Node binding do (they set it for the server they start).
+
 Besides tsgo's methods, getChannelStats answers the spin counters and the
 placement decision as JSON.
 )";

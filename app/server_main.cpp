@@ -1,6 +1,9 @@
 #include "app/server_main.h"
 
 #include <csignal>       // std::signal, SIGPIPE
+#include <cstdlib>       // std::getenv
+#include <string>        // std::string
+#include <string_view>   // std::string_view
 #include <system_error>  // std::system_error
 #include <fcntl.h>       // ::fcntl, ::open
 #include <unistd.h>      // ::write, ::close
@@ -115,10 +118,15 @@ int serve(const CommandLine& line, const std::string& program, const AddMethods&
 
   ChannelOptions channel_options;
   channel_options.limits.max_message_bytes = line.max_message_bytes;
-  // Responses are copied into the pipe, never lent (BufferOptions::
-  // lend_large_writes stays off): a client may send its next request before
-  // it reads a reply, and the server would then overwrite the lent bytes of
-  // a Response still in the pipe (docs/NODE.md, "Large payloads").
+  // Big Responses are lent to a stdout pipe only when the client says it
+  // copies them out with read(2) (a splicing reader would carry the pages
+  // on), and lent from buffers of the channel's own, never from the
+  // handler's memory: a client may send its next request before it reads a
+  // reply (docs/NODE.md, "Large payloads").
+  const char* lend_replies = std::getenv(std::string(kLendRepliesVariable).c_str());
+  if (lend_replies != nullptr && std::string_view(lend_replies) == "1") {
+    channel_options.large_writes = BufferOptions::LargeWrites::lend_copies;
+  }
   channel_options.spin = resolve_spin_policy(line.spin);
   try {
     const std::unique_ptr<Transport> transport = make_transport(line, files);

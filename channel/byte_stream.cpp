@@ -41,7 +41,10 @@ bool is_pipe(int fd) {
 
 ByteStream::ByteStream(UniqueFd in, UniqueFd out, BufferOptions buffer, SpinPolicy spin)
     : reader_(std::move(in), std::move(spin)), out_(std::move(out)), options_(buffer) {
-  lend_ = options_.lend_large_writes && out_ && is_pipe(out_.get());
+  lend_ = options_.large_writes != BufferOptions::LargeWrites::copy && out_ && is_pipe(out_.get());
+  if (lend_ && options_.large_writes == BufferOptions::LargeWrites::lend_copies) {
+    lent_copies_.emplace(options_.retained_buffer_bytes);
+  }
   replace_buffer(initial_capacity());
 }
 
@@ -50,18 +53,27 @@ std::size_t ByteStream::fill(std::size_t need) {
     // Nothing buffered and nothing held: rewind for free instead of memmove.
     begin_ = end_ = 0;
     if (capacity_ > std::max(options_.retained_buffer_bytes, initial_capacity())) {
-      // A reply we lent may still point into it (BufferOptions).
-      if (lend_) parked_.push_back(std::move(buffer_));
+      // LargeWrites::lend: a message we lent may still point into it.
+      if (lend_ && !lent_copies_) parked_.push_back(std::move(buffer_));
       replace_buffer(initial_capacity());
     }
   }
   // Bytes buffered but not a whole message: the peer is writing the rest.
   const auto wait_for = begin_ != end_ ? SpinReader::WaitFor::rest_of_message : SpinReader::WaitFor::message;
+  // Before waiting for the peer's next message: copies lent to it that it
+  // has read are ours again, kept for reuse or freed (LentCopies).
+  if (lent_copies_ && wait_for == SpinReader::WaitFor::message) lent_copies_->reclaim_if_read(out_.get());
   reserve_for(need);
   const std::size_t n = reader_.read_some(buffer_.get() + end_, capacity_ - end_, wait_for);
   // The peer's next bytes: it has read all we wrote, lent pages included.
   if (n > 0 && !parked_.empty()) parked_.clear();
   end_ += n;
+  return n;
+}
+
+std::size_t ByteStream::read_direct(std::byte* buf, std::size_t len) {
+  const std::size_t n = reader_.read_some(buf, len, SpinReader::WaitFor::rest_of_message);
+  if (n > 0 && !parked_.empty()) parked_.clear();  // as in fill()
   return n;
 }
 
@@ -82,7 +94,7 @@ void ByteStream::reserve_for(std::size_t need) {
     // Nothing held: begin_ == 0 here, a plain grow-and-copy.
     auto grown = std::make_unique_for_overwrite<std::byte[]>(capacity);
     std::memcpy(grown.get(), buffer_.get(), pending);
-    if (lend_) parked_.push_back(std::move(buffer_));  // as in fill()
+    if (lend_ && !lent_copies_) parked_.push_back(std::move(buffer_));  // as in fill()
     buffer_ = std::move(grown);
     capacity_ = capacity;
     return;
@@ -145,6 +157,16 @@ void ByteStream::grow_pipe_for(std::size_t bytes) {
 
 void ByteStream::write_lent(iovec part) {
   const int fd = out_.get();
+  if (lent_copies_) {
+    std::byte* copy = lent_copies_->take(part.iov_len, fd);
+    if (copy == nullptr) {
+      // The reader has not caught up (a pipelining peer): copy into the pipe.
+      write_copied(&part, 1);
+      return;
+    }
+    std::memcpy(copy, part.iov_base, part.iov_len);
+    part.iov_base = copy;
+  }
   grow_pipe_for(part.iov_len);
   while (part.iov_len > 0) {
     // No SPLICE_F_GIFT: the pages stay the caller's; the pipe only refers

@@ -9,9 +9,11 @@
 #include <memory>    // std::unique_ptr
 #include <optional>  // std::optional
 #include <span>      // std::span
+#include <string_view>  // std::string_view
 #include <vector>    // std::vector
 
 #include "channel/channel_stats.h"
+#include "channel/lent_copies.h"
 #include "channel/spin_policy.h"
 #include "channel/spin_reader.h"
 #include "channel/unique_fd.h"
@@ -30,22 +32,41 @@ struct BufferOptions {
   /// pin 200 MiB for the rest of the session. Growth up to it is kept, so
   /// steady traffic of 1 MiB messages never reallocates.
   std::size_t retained_buffer_bytes = std::size_t{16} << 20;
-  /// Lend big payloads to a pipe instead of copying them into it: when the
-  /// write fd is a pipe or FIFO, every part of a write_all() of at least
-  /// kLendMinBytes goes in with vmsplice(2), so the pipe holds references
-  /// to the caller's pages and the reader copies straight out of them. A
-  /// pipe's own pages cost the reader ~3x more to copy from (1 MiB echo
-  /// over two pipes in C: 1.3 ms copied, 0.45 ms lent, 0.38 ms over a
-  /// socket pair; docs/NODE.md, "Large payloads").
-  /// The contract: lent bytes must not change, nor their memory be freed,
-  /// until the peer has read them. A request–reply protocol gives that
-  /// when the writer changes a buffer it wrote from only after the peer's
-  /// next message has arrived (the client shim and spinrpc-server do; this
-  /// stream's own read buffers are kept until then). A writer that
-  /// pipelines writes out of a reused buffer must leave this off (the
-  /// default).
-  bool lend_large_writes = false;
+  /// How write_all() puts parts of kLendMinBytes or more into a pipe or
+  /// FIFO (a socket always takes copies). A pipe's own pages cost the reader
+  /// ~3x more to copy from than pages lent to it, and a pipe lets one side
+  /// copy at a time: a 1 MiB echo over two pipes in C took 1.3 ms copied,
+  /// 0.45 ms lent, 0.38 ms over a socket pair (docs/NODE.md, "Large
+  /// payloads").
+  enum class LargeWrites {
+    /// writev(2): the pipe copies them into pages of its own.
+    copy,
+    /// vmsplice(2) of the caller's memory: the pipe refers to it and the
+    /// reader copies straight out of it. The contract: those bytes must
+    /// not change, nor their memory be freed, until the peer has read
+    /// them. A request–reply client gives that when it changes a buffer it
+    /// wrote from only after the peer's next message has arrived (the
+    /// client shim does; this stream's own read buffers are kept until
+    /// then). A writer that pipelines out of a reused buffer must not.
+    lend,
+    /// Copied into buffers of this stream's own, which are lent; a buffer
+    /// is written again only once the pipe is seen empty (FIONREAD), so the
+    /// caller's memory is free at once, whatever the peer sends meanwhile
+    /// (spinrpc-server's Responses; a client may pipeline). Needs a reader
+    /// that copies out with read(2): one that splices or tees the pipe
+    /// would carry the pages on, and see them change.
+    lend_copies,
+  };
+  LargeWrites large_writes = LargeWrites::copy;
 };
+
+/// The environment variable by which a client tells the spinrpc-server it
+/// starts that it reads the server's stdout with read(2), so that big
+/// Responses may be lent (LargeWrites::lend_copies; "1" = yes, anything
+/// else = no). The client shim sets kLendRepliesEntry for its child unless
+/// the variable is set already: what the user set wins.
+inline constexpr std::string_view kLendRepliesVariable = "SPINRPC_LEND_REPLIES";
+inline constexpr std::string_view kLendRepliesEntry = "SPINRPC_LEND_REPLIES=1";
 
 /// The bytes under a framing: a read buffer over one fd, filled through a
 /// SpinReader (the wait policy), and gathered writes to another fd (the same
@@ -62,7 +83,7 @@ struct BufferOptions {
 class ByteStream {
  public:
   /// The smallest part write_all() lends to a pipe (BufferOptions::
-  /// lend_large_writes): one default pipe's capacity. Below it, copying
+  /// large_writes): one default pipe's capacity. Below it, copying
   /// costs less than pinning pages (a small message's round trip is
   /// unchanged).
   static constexpr std::size_t kLendMinBytes = std::size_t{64} << 10;
@@ -91,13 +112,19 @@ class ByteStream {
   /// std::system_error on an OS failure.
   std::size_t fill(std::size_t need);
 
+  /// Reads once, by the spin policy, straight into `buf` (`len` > 0 bytes
+  /// at most) instead of the buffer, which must hold no byte of what comes
+  /// next: it stays as it is, views into it included. For the rest of a
+  /// message whose first bytes are in (FdChannel with a PayloadSink).
+  /// Returns the byte count read, 0 at EOF; throws as fill().
+  std::size_t read_direct(std::byte* buf, std::size_t len);
+
   /// Writes every byte of `parts` in order; blocks until the kernel has taken
   /// them all (waiting for POLLOUT if the fd is non-blocking). One write(2)
   /// of the parts copied together when they total at most 4 KiB (cheaper
   /// than writev's iovec import), else one writev(2); more only if the
-  /// kernel takes part. With lend_large_writes on a pipe,
-  /// parts of kLendMinBytes or more go in with vmsplice(2) instead (see
-  /// BufferOptions). `parts` is used up in the process.
+  /// kernel takes part. On a pipe, parts of kLendMinBytes or more go in as
+  /// BufferOptions::large_writes says. `parts` is used up in the process.
   /// Throws PeerClosed on EPIPE/ECONNRESET, std::system_error on other OS
   /// failures. SIGPIPE must be ignored or blocked by the process.
   void write_all(std::span<iovec> parts);
@@ -159,7 +186,8 @@ class ByteStream {
   UniqueFd out_;
   std::optional<std::chrono::steady_clock::time_point> write_deadline_;  // see set_deadline()
   BufferOptions options_;
-  bool lend_ = false;  // lend_large_writes and out_ is a pipe: vmsplice big parts
+  bool lend_ = false;  // large_writes lends and out_ is a pipe: vmsplice big parts
+  std::optional<LentCopies> lent_copies_;  // LargeWrites::lend_copies on a pipe
   std::size_t pipe_bytes_ = 0;  // out_'s capacity as last set or read; 0 = unknown
   std::unique_ptr<std::byte[]> buffer_;  // uninitialised storage, capacity_ bytes
   std::size_t capacity_ = 0;

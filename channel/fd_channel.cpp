@@ -2,7 +2,9 @@
 
 #include <sys/uio.h>  // iovec
 
-#include <utility>  // std::move
+#include <cstring>    // std::memcpy
+#include <stdexcept>  // std::logic_error
+#include <utility>    // std::move
 
 #include "channel/peer_closed.h"
 #include "protocol/frame_decoder.h"
@@ -21,7 +23,7 @@ FdChannel::FdChannel(UniqueFd in, UniqueFd out, ChannelOptions options)
     : stream_(std::move(in), std::move(out), options, std::move(options.spin)),
       limits_(options.limits) {}
 
-std::optional<FrameView> FdChannel::try_read_frame() {
+std::optional<FrameView> FdChannel::try_read_frame(PayloadSink* sink) {
   stream_.consume(frame_size_);
   frame_size_ = 0;
   for (;;) {
@@ -32,6 +34,12 @@ std::optional<FrameView> FdChannel::try_read_frame() {
       return result.frame;
     }
     mid_frame_.set(!stream_.buffered().empty());
+    // Branch: a big payload, most of it still to come, and a sink for it.
+    if (sink != nullptr && result.payload_begin != 0 &&
+        result.size_bytes - result.payload_begin >= PayloadSink::kMinBytes) {
+      if (auto frame = read_payload_into(*sink, result)) return frame;
+      sink = nullptr;  // declined: asked once per frame
+    }
     if (stream_.fill(result.size_bytes) == 0) {
       // Branch: EOF. Between frames it is the peer's normal exit.
       mid_frame_.set(false);
@@ -46,6 +54,30 @@ std::optional<FrameView> FdChannel::try_read_frame() {
                        PeerClosed::Where::FieldBoundary);
     }
   }
+}
+
+std::optional<FrameView> FdChannel::read_payload_into(PayloadSink& sink, const DecodeResult& partial) {
+  const std::size_t payload_bytes = partial.size_bytes - partial.payload_begin;
+  const std::span<std::byte> memory = sink.payload_memory(partial.frame.type, payload_bytes);
+  if (memory.empty()) return std::nullopt;
+  if (memory.size() < payload_bytes) throw std::logic_error("PayloadSink gave less memory than the payload needs");
+  // All that is buffered belongs to this frame (it is incomplete): the
+  // payload's first bytes move over, the rest is read straight there. The
+  // header and name stay in the buffer, which no read touches meanwhile.
+  const ByteView buffered = stream_.buffered();
+  const std::size_t have = buffered.size() - partial.payload_begin;
+  std::memcpy(memory.data(), buffered.data() + partial.payload_begin, have);
+  for (std::size_t at = have; at < payload_bytes;) {
+    const std::size_t n = stream_.read_direct(memory.data() + at, payload_bytes - at);
+    if (n == 0) {
+      mid_frame_.set(false);
+      throw PeerClosed("unexpected EOF", PeerClosed::Where::InsideField);
+    }
+    at += n;
+  }
+  frame_size_ = buffered.size();  // header, name and the payload's first bytes
+  mid_frame_.set(false);
+  return FrameView{partial.frame.type, partial.frame.name, ByteView(memory.data(), payload_bytes)};
 }
 
 FrameView FdChannel::read_frame() {

@@ -8,9 +8,11 @@
 #include "channel/byte_stream.h"
 #include "channel/channel_stats.h"
 #include "channel/cross_thread_flag.h"
+#include "channel/payload_sink.h"
 #include "channel/spin_policy.h"
 #include "channel/unique_fd.h"
 #include "protocol/frame.h"
+#include "protocol/frame_decoder.h"
 
 namespace spinrpc {
 
@@ -53,7 +55,12 @@ class FdChannel {
   /// on EOF between frames (the peer simply exited). Throws PeerClosed on EOF
   /// inside a frame, ProtocolError on malformed bytes or a frame over
   /// options.limits, std::system_error on an OS failure.
-  std::optional<FrameView> try_read_frame();
+  /// With a `sink`, a payload of PayloadSink::kMinBytes or more that has
+  /// not arrived whole yet is read into the memory the sink gives (the
+  /// frame's payload view then points there; its type and name stay in
+  /// the buffer). The sink is asked once per such frame; an empty span
+  /// leaves the payload in the buffer.
+  std::optional<FrameView> try_read_frame(PayloadSink* sink = nullptr);
 
   /// As try_read_frame(), but EOF between frames also throws PeerClosed.
   FrameView read_frame();
@@ -102,6 +109,10 @@ class FdChannel {
  private:
   ByteStream stream_;
   Limits limits_;
+  // Reads the rest of the partial frame `partial` into the sink's memory;
+  // nullopt when the sink declines.
+  std::optional<FrameView> read_payload_into(PayloadSink& sink, const DecodeResult& partial);
+
   CrossThreadFlag mid_frame_;   // see mid_frame()
   std::size_t frame_size_ = 0;  // bytes of the frame last returned; consumed at the next read
 };

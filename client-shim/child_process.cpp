@@ -7,6 +7,7 @@
 
 #include <algorithm>     // std::min
 #include <cerrno>        // errno, EINTR
+#include <cstdlib>       // std::getenv
 #include <stdexcept>     // std::logic_error
 #include <system_error>  // std::system_error
 #include <thread>        // std::this_thread::sleep_for
@@ -54,11 +55,21 @@ UniqueFd copy_above_stdio(int fd, const std::string& executable) {
   }
 }
 
+// The entries of `add_env` ("NAME=value") whose NAME is not in environ.
+std::vector<std::string> entries_not_set(std::span<const std::string_view> add_env) {
+  std::vector<std::string> out;
+  for (const std::string_view entry : add_env) {
+    const std::string name(entry.substr(0, entry.find('=')));
+    if (std::getenv(name.c_str()) == nullptr) out.emplace_back(entry);
+  }
+  return out;
+}
+
 }  // namespace
 
 ChildProcess ChildProcess::spawn(const std::string& executable,
                                  const std::vector<std::string>& args, int stdin_fd,
-                                 int stdout_fd) {
+                                 int stdout_fd, std::span<const std::string_view> add_env) {
   const UniqueFd stdin_copy = copy_above_stdio(stdin_fd, executable);
   const UniqueFd stdout_copy = copy_above_stdio(stdout_fd, executable);
   if (stdin_copy) stdin_fd = stdin_copy.get();
@@ -99,12 +110,20 @@ ChildProcess ChildProcess::spawn(const std::string& executable,
   for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);
 
+  const std::vector<std::string> added = entries_not_set(add_env);
+  std::vector<char*> env;
+  if (!added.empty()) {
+    for (char** e = environ; *e != nullptr; ++e) env.push_back(*e);
+    for (const std::string& entry : added) env.push_back(const_cast<char*>(entry.c_str()));
+    env.push_back(nullptr);
+  }
+
   pid_t pid = -1;
   // glibc runs the child with CLONE_VFORK and passes exec's errno back, so
   // "not found" is this return value (ENOENT), not a child exiting 127.
   // posix_spawnp returns the error; it never sets errno and never gives EINTR.
   if (int err = ::posix_spawnp(&pid, executable.c_str(), &files.actions, &attr.attr, argv.data(),
-                               environ)) {
+                               env.empty() ? environ : env.data())) {
     throw_child_error(err, "spawn", executable, -1);
   }
   ChildProcess child;

@@ -2,7 +2,9 @@
 
 #include <chrono>    // std::chrono::milliseconds
 #include <optional>  // std::optional
+#include <span>      // std::span
 #include <string>    // std::string
+#include <string_view>  // std::string_view
 #include <vector>    // std::vector
 
 namespace spinrpc {
@@ -16,7 +18,9 @@ namespace spinrpc {
 class ChildProcess {
  public:
   /// Starts `executable` (searched in PATH if it contains no '/') with
-  /// argv = {executable, args...} and this process's environment.
+  /// argv = {executable, args...} and this process's environment, plus each
+  /// "NAME=value" of `add_env` whose NAME that environment does not have
+  /// (what the user set wins).
   /// The child gets `stdin_fd` as its fd 0 and `stdout_fd` as its fd 1, our
   /// stderr as its fd 2, and no other descriptor (everything from 3 up is
   /// closed in the child, close-on-exec or not). Its SIGPIPE disposition is
@@ -27,7 +31,8 @@ class ChildProcess {
   /// (ENOENT when it is not found, EACCES when it is not executable: glibc
   /// reports exec failures as posix_spawnp's result).
   static ChildProcess spawn(const std::string& executable, const std::vector<std::string>& args,
-                            int stdin_fd, int stdout_fd);
+                            int stdin_fd, int stdout_fd,
+                            std::span<const std::string_view> add_env = {});
 
   ChildProcess() noexcept = default;
   ChildProcess(ChildProcess&& other) noexcept;

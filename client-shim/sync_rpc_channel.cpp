@@ -80,8 +80,8 @@ struct SyncRpcChannel::State {
   // The open or usable state, or std::logic_error saying why there is none.
   static State& usable(const std::unique_ptr<State>& state, const char* operation);
   // The one request loop.
-  ByteView exchange(std::string_view method, ByteView payload);
-  std::optional<FrameView> read_next();
+  ByteView exchange(std::string_view method, ByteView payload, PayloadSink* sink);
+  std::optional<FrameView> read_next(PayloadSink* sink);
   void answer_call(const FrameView& call);
   void check_name(const char* what, std::string_view method, const FrameView& frame) const;
   [[noreturn]] void throw_child_exited();
@@ -124,12 +124,12 @@ SyncRpcChannel::State& SyncRpcChannel::State::usable(const std::unique_ptr<State
   return *state;
 }
 
-ByteView SyncRpcChannel::State::exchange(std::string_view method, ByteView payload) {
+ByteView SyncRpcChannel::State::exchange(std::string_view method, ByteView payload, PayloadSink* sink) {
   channel->write_frame(MessageType::Request, as_bytes(method), payload);
   // The server may send any number of Calls before its one Response or
   // Error (docs/PROTOCOL.md#exchange-rules).
   for (;;) {
-    const std::optional<FrameView> frame = read_next();
+    const std::optional<FrameView> frame = read_next(sink);
     // EOF between frames: the child exited or closed its stdout.
     if (!frame) throw_child_exited();
     switch (frame->type) {
@@ -154,9 +154,9 @@ ByteView SyncRpcChannel::State::exchange(std::string_view method, ByteView paylo
   }
 }
 
-std::optional<FrameView> SyncRpcChannel::State::read_next() {
+std::optional<FrameView> SyncRpcChannel::State::read_next(PayloadSink* sink) {
   try {
-    return channel->try_read_frame();
+    return channel->try_read_frame(sink);
   } catch (const ProtocolError& e) {
     // The decoder's text names the byte; say whose bytes they were.
     throw ProtocolError(executable + " sent an invalid frame: " + e.what());
@@ -196,7 +196,7 @@ void SyncRpcChannel::State::answer_call(const FrameView& call) {
   }
   // Kept until the next Call: a big result is lent to the pipe, not
   // copied, and must outlive the write until the server has read it
-  // (BufferOptions::lend_large_writes; its next message proves that).
+  // (BufferOptions::LargeWrites::lend; its next message proves that).
   call_result = std::move(result);
   channel->write_frame(MessageType::CallResponse, call.name, as_bytes(call_result));
 }
@@ -270,8 +270,12 @@ SyncRpcChannel::SyncRpcChannel(const std::string& executable, const std::vector<
 
   PipePair to_child = make_pipe();    // child's stdin
   PipePair from_child = make_pipe();  // child's stdout
-  s.child =
-      ChildProcess::spawn(executable, args, to_child.read_end.get(), from_child.write_end.get());
+  // We read the child's stdout with read(2), so a spinrpc-server there may
+  // lend its big Responses to the pipe instead of copying them in (what
+  // other servers make of the variable: nothing).
+  static constexpr std::string_view kChildEnv[] = {kLendRepliesEntry};
+  s.child = ChildProcess::spawn(executable, args, to_child.read_end.get(),
+                                from_child.write_end.get(), kChildEnv);
   // The child has its own copies now. Ours must go at once: while this
   // process holds the write end of the child's stdout, the child's death
   // never shows as EOF.
@@ -301,14 +305,14 @@ std::vector<std::byte> SyncRpcChannel::request_binary(std::string_view method, B
   return {reply.begin(), reply.end()};
 }
 
-ByteView SyncRpcChannel::request_bytes(std::string_view method, ByteView payload) {
+ByteView SyncRpcChannel::request_bytes(std::string_view method, ByteView payload, PayloadSink* sink) {
   State& s = State::usable(state_, "request");
   RequestScope scope(s.in_request, s.broken);
   try {
     if (s.options.request_timeout.count() > 0) {
       s.channel->set_deadline(std::chrono::steady_clock::now() + s.options.request_timeout);
     }
-    const ByteView reply = s.exchange(method, payload);
+    const ByteView reply = s.exchange(method, payload, sink);
     scope.in_step();
     return reply;
   } catch (const TimedOut&) {

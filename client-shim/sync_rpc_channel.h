@@ -23,12 +23,12 @@ using Callback = std::function<std::string(std::string_view name, std::string_vi
 struct SyncRpcOptions {
   static FrameOptions lending() {
     FrameOptions options;
-    options.lend_large_writes = true;
+    options.large_writes = BufferOptions::LargeWrites::lend;
     return options;
   }
   /// Buffering and frame limits of the channel to the server. Payloads of
   /// 64 KiB or more are lent to a pipe (FIFO or a spawned child's stdin)
-  /// rather than copied (BufferOptions::lend_large_writes, on here): a
+  /// rather than copied (BufferOptions::LargeWrites::lend): a
   /// request's payload must not change until its reply has come, which a
   /// caller blocked in request() cannot do anyway.
   FrameOptions channel = lending();
@@ -125,8 +125,11 @@ class SyncRpcChannel {
   /// The zero-copy form both of the above forward to: the returned view
   /// points into the channel's buffer and is valid until the next request
   /// or close(). Allocates nothing in steady state (no Calls, and a reply
-  /// that fits the buffer grown so far).
-  ByteView request_bytes(std::string_view method, ByteView payload);
+  /// that fits the buffer grown so far). With a `sink`, a big payload of a
+  /// frame the sink takes (it is told the frame's type) is read into the
+  /// sink's memory instead, and the view points there (FdChannel::
+  /// try_read_frame).
+  ByteView request_bytes(std::string_view method, ByteView payload, PayloadSink* sink = nullptr);
 
   /// Registers (or replaces) the callback answering Calls named `name`.
   /// Throws std::invalid_argument for an empty callback, std::logic_error

@@ -36,7 +36,7 @@ std::uint8_t byte_at(ByteView in, std::size_t i) { return std::to_integer<std::u
 // One bin field starting at `pos`: either its bounds or the NeedMore to report.
 struct BinField {
   bool complete;
-  std::size_t begin = 0;
+  std::size_t begin = 0;  // also set, with end, when only the length field is whole
   std::size_t end = 0;
   DecodeResult partial{};
 };
@@ -68,7 +68,7 @@ BinField read_bin(ByteView in, std::size_t pos, std::size_t min_after, const Lim
   // (docs/CONVENTIONS.md#limits-before-allocation).
   if (end + min_after > limits.max_message_bytes) fail_limit(end + min_after, limits);
   // Data begun but incomplete is "unexpected EOF"; none of it yet is clean.
-  if (end > n) return {false, 0, 0, need_more(end + min_after, n > begin)};
+  if (end > n) return {false, begin, end, need_more(end + min_after, n > begin)};
   return {true, begin, end, {}};
 }
 
@@ -101,7 +101,16 @@ DecodeResult decode_frame(ByteView in, const Limits& limits) {
   const BinField name = read_bin(in, pos, 1, limits);
   if (!name.complete) return name.partial;
   const BinField payload = read_bin(in, name.end, 0, limits);
-  if (!payload.complete) return payload.partial;
+  if (!payload.complete) {
+    DecodeResult partial = payload.partial;
+    if (payload.begin != 0) {
+      // The payload's length is known: say where it starts, and what the
+      // frame is so far.
+      partial.frame = FrameView{*type, in.subspan(name.begin, name.end - name.begin), {}};
+      partial.payload_begin = payload.begin;
+    }
+    return partial;
+  }
 
   return {DecodeResult::Status::Frame,
           FrameView{*type, in.subspan(name.begin, name.end - name.begin),

@@ -24,6 +24,12 @@ struct DecodeResult {
   /// there as "unexpected EOF" and EOF at any other point as a clean end;
   /// docs/PROTOCOL.md#end-of-input.
   bool inside_field;
+  /// NeedMore only, once the payload's length field is whole: the offset at
+  /// which the payload begins (it ends at size_bytes), with `frame` holding
+  /// the type and the name (its payload empty). 0 until then. Lets a reader
+  /// put a big payload's remaining bytes straight where they are wanted
+  /// (FdChannel::try_read_frame with a PayloadSink).
+  std::size_t payload_begin = 0;
 };
 
 /// Decodes the frame at the start of `input`, which may hold part of a

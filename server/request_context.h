@@ -70,9 +70,10 @@ class RequestContext {
   std::string& reply() noexcept { return *reply_; }
   /// Sends `bytes` as the Response payload without copying them; they must
   /// stay valid until the handler returns (e.g. a view of payload()). Serve
-  /// on a channel that copies its writes (lend_large_writes off, as
-  /// spinrpc-server does): a client may pipeline, so nothing a server writes
-  /// may be lent (docs/NODE.md, "Large payloads").
+  /// on a channel that copies its writes, or lends copies of them
+  /// (BufferOptions::LargeWrites::copy or lend_copies, as spinrpc-server
+  /// does), never one that lends the caller's memory: a client may
+  /// pipeline (docs/NODE.md, "Large payloads").
   void reply_view(ByteView bytes) noexcept {
     reply_view_ = bytes;
     has_reply_view_ = true;

@@ -65,7 +65,7 @@ std::span<char> ChannelCore::method_buffer(std::size_t bytes) {
   return method_scratch_.reserve(bytes);
 }
 
-ByteView ChannelCore::request(std::string_view method, ByteView payload) {
+ByteView ChannelCore::request(std::string_view method, ByteView payload, PayloadSink* sink) {
   if (closed_) throw ChannelClosed();
   if (collect_timing_) {
     last_bytes_sent_ = payload.size();
@@ -82,7 +82,7 @@ ByteView ChannelCore::request(std::string_view method, ByteView payload) {
       core.method_scratch_.trim();
     }
   } trim_on_exit{*this};
-  const ByteView reply = channel_.request_bytes(method, payload);
+  const ByteView reply = channel_.request_bytes(method, payload, sink);
   if (collect_timing_) last_bytes_received_ = reply.size();
   return reply;
 }

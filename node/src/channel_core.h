@@ -53,7 +53,9 @@ class ChannelCore {
 
   /// One Request; the reply stays valid until the next request or close().
   /// Throws ChannelClosed after close(), else as SyncRpcChannel::request_bytes.
-  ByteView request(std::string_view method, ByteView payload);
+  /// With a `sink`, a big reply goes to the sink's memory instead of the
+  /// channel's buffer (SyncRpcChannel::request_bytes).
+  ByteView request(std::string_view method, ByteView payload, PayloadSink* sink = nullptr);
 
   /// As SyncRpcChannel::register_callback.
   void register_callback(std::string name, Callback callback);

@@ -2,7 +2,7 @@
 // trip between two channels, a closed reader is PeerClosed, a non-blocking
 // socket is drained whole, a descriptor someone made non-blocking is waited
 // on, ECONNRESET reads as the peer closing, and big parts lent to a pipe
-// (lend_large_writes) arrive whole and in order.
+// (BufferOptions::large_writes) arrive whole and in order.
 #include <doctest/doctest.h>
 
 #include <fcntl.h>       // ::fcntl
@@ -12,9 +12,11 @@
 #include <chrono>   // std::chrono::microseconds
 #include <cstdio>   // std::fopen, std::fscanf
 #include <cstring>  // std::strerror
+#include <algorithm>  // std::copy, std::fill
 #include <cstddef>  // std::size_t
 #include <string>   // std::string
 #include <thread>   // std::thread
+#include <utility>  // std::pair
 #include <vector>   // std::vector
 
 #include "channel/fd_channel.h"
@@ -182,6 +184,45 @@ TEST_CASE("FdChannel treats ECONNRESET on a socket read as the peer closing") {
   CHECK_FALSE(channel.try_read_frame().has_value());
 }
 
+// LargeWrites::lend_copies leaves the caller's memory free at once: a writer
+// that pipelines several big frames out of one buffer, changing it after
+// each write while the reader has not read yet, must still deliver each
+// frame as it was written (with LargeWrites::lend the pipe would hand the
+// reader the buffer's later contents). Past LentCopies::kMaxLent unread
+// buffers the writes are copied, which must not change the outcome either.
+TEST_CASE("FdChannel with lend_copies delivers what was written although the buffer changes at once") {
+  constexpr int kFrames = 5;
+  Link link = make_link(Transport::Pipe);
+  ChannelOptions options;
+  options.large_writes = BufferOptions::LargeWrites::lend_copies;
+  PipePair unused = make_pipe();
+  FdChannel writer(std::move(unused.read_end), std::move(link.write_end), options);
+  FdChannel reader = reading_channel(link);
+  Bytes buffer(kMiB / 2);
+  std::string error;
+  std::thread t([&] {
+    try {
+      for (int i = 0; i < kFrames; ++i) {
+        const Bytes next = pattern(kMiB / 2, 60 + i);
+        std::copy(next.begin(), next.end(), buffer.begin());  // the same memory, new bytes
+        writer.write_frame(MessageType::Response, bytes("echo"), buffer);
+      }
+      // Scribbled over after the last write, before the reader has read it.
+      std::fill(buffer.begin(), buffer.end(), std::byte{0});
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  });
+  // The writer writes ahead (the pipe grows to 1 MiB) before any read.
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  for (int i = 0; i < kFrames; ++i) {
+    CAPTURE(i);
+    CHECK(mismatch(reader.read_frame(), {MessageType::Response, bytes("echo"), pattern(kMiB / 2, 60 + i)}) == "");
+  }
+  t.join();
+  CHECK(error == "");
+}
+
 }  // namespace
 }  // namespace spinrpc
 
@@ -190,11 +231,12 @@ namespace {
 
 using namespace test;
 
-// BufferOptions::lend_large_writes: parts of kLendMinBytes or more go into a
-// pipe by vmsplice, the rest by writev, all in order, and the pipe grows
-// for them. The reader must get every frame whole, small ones between big
-// ones included, and over a socket pair the option changes nothing.
-TEST_CASE("FdChannel with lend_large_writes delivers big and small frames in order and grows a pipe") {
+// BufferOptions::large_writes lend and lend_copies: parts of kLendMinBytes
+// or more go into a pipe by vmsplice, the rest by writev, all in order, and
+// the pipe grows for them. The reader must get every frame whole, small ones
+// between big ones included, and over a socket pair the option changes
+// nothing.
+TEST_CASE("FdChannel lending big parts delivers big and small frames in order and grows a pipe") {
   const std::vector<Expected> frames = {
       {MessageType::Request, bytes("echo"), bytes("small first")},
       {MessageType::Request, bytes("echo"), pattern(kMiB, 51)},
@@ -203,12 +245,17 @@ TEST_CASE("FdChannel with lend_large_writes delivers big and small frames in ord
       {MessageType::CallResponse, bytes("readFile"), pattern(4 * kMiB + 3, 54)},
       {MessageType::Request, bytes("echo"), {}},
   };
-  for (Transport transport : kTransports) {
+  using enum BufferOptions::LargeWrites;
+  const std::pair<BufferOptions::LargeWrites, Transport> cases[] = {
+      {lend, Transport::Pipe}, {lend, Transport::SocketPair},
+      {lend_copies, Transport::Pipe}, {lend_copies, Transport::SocketPair}};
+  for (const auto& [mode, transport] : cases) {
+    CAPTURE(static_cast<int>(mode));
     CAPTURE(to_string(transport));
     Link link = make_link(transport);
     const int write_fd = link.write_end.get();
     ChannelOptions options;
-    options.lend_large_writes = true;
+    options.large_writes = mode;
     // The writer's own input is never read: a pipe that stays empty.
     PipePair unused = make_pipe();
     FdChannel writer(std::move(unused.read_end), std::move(link.write_end), options);
@@ -236,6 +283,45 @@ TEST_CASE("FdChannel with lend_large_writes delivers big and small frames in ord
       }
     }
   }
+}
+
+// LargeWrites::lend_copies leaves the caller's memory free at once: a writer
+// that pipelines several big frames out of one buffer, changing it after
+// each write while the reader has not read yet, must still deliver each
+// frame as it was written (with LargeWrites::lend the pipe would hand the
+// reader the buffer's later contents). Past LentCopies::kMaxLent unread
+// buffers the writes are copied, which must not change the outcome either.
+TEST_CASE("FdChannel with lend_copies delivers what was written although the buffer changes at once") {
+  constexpr int kFrames = 5;
+  Link link = make_link(Transport::Pipe);
+  ChannelOptions options;
+  options.large_writes = BufferOptions::LargeWrites::lend_copies;
+  PipePair unused = make_pipe();
+  FdChannel writer(std::move(unused.read_end), std::move(link.write_end), options);
+  FdChannel reader = reading_channel(link);
+  Bytes buffer(kMiB / 2);
+  std::string error;
+  std::thread t([&] {
+    try {
+      for (int i = 0; i < kFrames; ++i) {
+        const Bytes next = pattern(kMiB / 2, 60 + i);
+        std::copy(next.begin(), next.end(), buffer.begin());  // the same memory, new bytes
+        writer.write_frame(MessageType::Response, bytes("echo"), buffer);
+      }
+      // Scribbled over after the last write, before the reader has read it.
+      std::fill(buffer.begin(), buffer.end(), std::byte{0});
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  });
+  // The writer writes ahead (the pipe grows to 1 MiB) before any read.
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  for (int i = 0; i < kFrames; ++i) {
+    CAPTURE(i);
+    CHECK(mismatch(reader.read_frame(), {MessageType::Response, bytes("echo"), pattern(kMiB / 2, 60 + i)}) == "");
+  }
+  t.join();
+  CHECK(error == "");
 }
 
 }  // namespace

@@ -82,7 +82,7 @@ class Session {
     REQUIRE(capacity > 0);
     // Full by slots: a pipe holds at most one page per slot. The copied
     // frame header takes a slot for a few bytes, and the lent payload
-    // (BufferOptions::lend_large_writes) starts mid-page, so a full pipe
+    // (BufferOptions::LargeWrites::lend) starts mid-page, so a full pipe
     // may hold up to two pages less than its capacity.
     return queued > capacity - 2 * static_cast<int>(::sysconf(_SC_PAGESIZE));
   }

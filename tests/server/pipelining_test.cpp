@@ -1,19 +1,22 @@
 // A client may write its next Request before it reads a Response (nothing in
 // the sync protocol forbids it, and tsgo answers such a client correctly).
 // The server must then not change bytes of a Response that is still in the
-// pipe: this is why spinrpc-server copies its writes instead of lending them
-// with vmsplice(2) (docs/NODE.md, "Large payloads").
+// pipe: this is why spinrpc-server never lends a handler's memory with
+// vmsplice(2), only copies of it that it rewrites once the pipe is empty
+// (SPINRPC_LEND_REPLIES=1; docs/NODE.md, "Large payloads"). Both ways run.
 #include <sys/wait.h>  // WIFEXITED, WEXITSTATUS
 #include <unistd.h>    // ::write
 
 #include <chrono>    // std::chrono::milliseconds
 #include <cstddef>  // std::size_t
 #include <string>   // std::string
+#include <string_view>  // std::string_view
 #include <thread>   // std::thread, std::this_thread
 #include <vector>   // std::vector
 
 #include <doctest/doctest.h>
 
+#include "channel/byte_stream.h"
 #include "channel/pipe.h"
 #include "server_test_util.h"
 
@@ -22,6 +25,9 @@ namespace {
 using spinrpc::MessageType;
 
 TEST_CASE("spinrpc-server answers six pipelined 300 KiB echoes intact while the client reads late") {
+  std::vector<std::string_view> env;
+  SUBCASE("Responses copied into the pipe (the default)") {}
+  SUBCASE("Responses lent (SPINRPC_LEND_REPLIES=1)") { env.push_back(spinrpc::kLendRepliesEntry); }
   constexpr int kRequests = 6;
   constexpr std::size_t kBytes = std::size_t{300} << 10;
   std::vector<std::byte> stream;
@@ -39,7 +45,7 @@ TEST_CASE("spinrpc-server answers six pipelined 300 KiB echoes intact while the 
   spinrpc::PipePair from_server = spinrpc::make_pipe();
   spinrpc::ChildProcess server = spinrpc::test::spawn_with_stderr(
       spinrpc::test::bin_path("spinrpc-server"), {"--api"}, to_server.read_end.get(),
-      from_server.write_end.get(), err);
+      from_server.write_end.get(), err, env);
   to_server.read_end.reset();
   from_server.write_end.reset();
 

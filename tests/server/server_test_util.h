@@ -16,7 +16,9 @@
 #include <iterator>            // std::istreambuf_iterator
 #include <mutex>               // std::mutex, std::unique_lock
 #include <optional>            // std::optional
+#include <span>                // std::span
 #include <string>              // std::string
+#include <string_view>         // std::string_view
 #include <thread>              // std::thread, std::this_thread
 #include <vector>              // std::vector
 
@@ -89,12 +91,13 @@ inline UniqueFd open_dev_null(int flags) {
 // `stderr_file`: through sh, which execs it, so the pid is the executable's.
 inline ChildProcess spawn_with_stderr(const std::string& executable,
                                       const std::vector<std::string>& args, int stdin_fd,
-                                      int stdout_fd, const TempFile& stderr_file) {
+                                      int stdout_fd, const TempFile& stderr_file,
+                                      std::span<const std::string_view> add_env = {}) {
   // $0 is the executable, $1 the stderr file, the rest its arguments.
   std::vector<std::string> sh_args{"-c", "err=$1; shift; exec \"$0\" \"$@\" 2>\"$err\"",
                                    executable, stderr_file.path()};
   sh_args.insert(sh_args.end(), args.begin(), args.end());
-  return ChildProcess::spawn("sh", sh_args, stdin_fd, stdout_fd);
+  return ChildProcess::spawn("sh", sh_args, stdin_fd, stdout_fd, add_env);
 }
 
 // A client process: writes `file` to its stdout, then sleeps, holding its

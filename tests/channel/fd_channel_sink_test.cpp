@@ -1,0 +1,125 @@
+// FdChannel::try_read_frame with a PayloadSink: a big payload still to come
+// is read into the sink's memory, whatever the cuts it arrives in; small
+// payloads, frames already whole and a sink that declines leave the buffer
+// in charge; the frames after a sunk one read as usual; EOF inside a sunk
+// payload is PeerClosed; and the sink sees the frame's type and length.
+#include <doctest/doctest.h>
+
+#include <cstddef>  // std::byte, std::size_t
+#include <span>     // std::span
+#include <string>   // std::string
+#include <vector>   // std::vector
+
+#include "channel/payload_sink.h"
+#include "channel/peer_closed.h"
+#include "tests/channel/fd_channel_test_util.h"
+
+namespace spinrpc {
+namespace {
+
+using namespace test;
+
+// Hands out memory of its own for Responses, declines the rest (as the
+// Node binding's sink does); records what it was asked.
+class RecordingSink final : public PayloadSink {
+ public:
+  std::span<std::byte> payload_memory(MessageType type, std::size_t bytes) override {
+    asked.push_back({type, bytes});
+    if (type != MessageType::Response) return {};
+    memory.assign(bytes, std::byte{0xee});
+    return memory;
+  }
+  struct Ask {
+    MessageType type;
+    std::size_t bytes;
+  };
+  std::vector<Ask> asked;
+  std::vector<std::byte> memory;
+};
+
+bool points_into(ByteView view, const std::vector<std::byte>& memory) {
+  return !view.empty() && view.data() == memory.data();
+}
+
+TEST_CASE("a big Response still to come is read into the sink, in any cuts, and the next frame reads as usual") {
+  const std::size_t big = PayloadSink::kMinBytes * 4 + 3;
+  const std::vector<Expected> frames = {
+      {MessageType::Response, bytes("echo"), pattern(big, 7)},
+      {MessageType::Response, bytes("echo"), bytes("small after")},
+  };
+  for (const std::size_t chunk : {std::size_t{4096}, std::size_t{1} << 20, std::size_t{0}}) {
+    for (Transport transport : kTransports) {
+      CAPTURE(chunk);
+      CAPTURE(to_string(transport));
+      Link link = make_link(transport);
+      // A buffer smaller than the frame's header, so the header's cuts vary too.
+      FdChannel reader = reading_channel(link, small_buffer());
+      Dribbler writer(link, wire(frames), {.chunk = chunk, .lockstep = chunk != 0});
+      RecordingSink sink;
+      const std::optional<FrameView> first = reader.try_read_frame(&sink);
+      CHECK(mismatch(first, frames[0]) == "");
+      REQUIRE(sink.asked.size() == 1);
+      CHECK(sink.asked[0].type == MessageType::Response);
+      CHECK(sink.asked[0].bytes == big);
+      CHECK(points_into(first->payload, sink.memory));
+      CHECK(mismatch(reader.try_read_frame(&sink), frames[1]) == "");
+      CHECK(sink.asked.size() == 1);  // a small payload is never offered
+      CHECK_FALSE(reader.try_read_frame(&sink).has_value());  // EOF between frames
+      CHECK(writer.finish() == "");
+    }
+  }
+}
+
+TEST_CASE("a declined payload stays in the channel's buffer") {
+  const Expected call{MessageType::Call, bytes("readFile"), pattern(PayloadSink::kMinBytes * 2, 8)};
+  for (Transport transport : kTransports) {
+    CAPTURE(to_string(transport));
+    Link link = make_link(transport);
+    FdChannel reader = reading_channel(link, small_buffer());
+    // In lockstep cuts: the payload is still to come when its length is known.
+    Dribbler writer(link, wire({call}), {.chunk = 4096});
+    RecordingSink sink;
+    const std::optional<FrameView> frame = reader.try_read_frame(&sink);
+    CHECK(mismatch(frame, call) == "");
+    REQUIRE(sink.asked.size() == 1);
+    CHECK(sink.asked[0].type == MessageType::Call);
+    CHECK(sink.memory.empty());
+    CHECK(writer.finish() == "");
+  }
+}
+
+TEST_CASE("a big payload already in the buffer is not offered to the sink") {
+  const std::vector<Expected> frames = {
+      {MessageType::Response, bytes("echo"), bytes("first")},
+      {MessageType::Response, bytes("echo"), pattern(PayloadSink::kMinBytes * 2, 9)},
+  };
+  // A socket pair's buffer takes both frames before any read (a pipe's 64
+  // KiB would not); one read takes both (the buffer starts bigger).
+  Link link = make_link(Transport::SocketPair);
+  FdChannel reader = preloaded_channel(link, wire(frames), small_buffer(std::size_t{1} << 20));
+  RecordingSink sink;
+  CHECK(mismatch(reader.try_read_frame(&sink), frames[0]) == "");
+  CHECK(mismatch(reader.try_read_frame(&sink), frames[1]) == "");
+  CHECK(sink.asked.empty());
+}
+
+TEST_CASE("EOF inside a payload read into the sink is PeerClosed") {
+  const std::size_t big = PayloadSink::kMinBytes * 2;
+  Bytes all = wire({{MessageType::Response, bytes("echo"), pattern(big, 10)}});
+  all.resize(all.size() - 100);  // cut short inside the payload
+  for (Transport transport : kTransports) {
+    CAPTURE(to_string(transport));
+    Link link = make_link(transport);
+    FdChannel reader = reading_channel(link, small_buffer());
+    Dribbler writer(link, all, {.chunk = 4096});
+    RecordingSink sink;
+    const auto error = thrown<PeerClosed>([&] { reader.try_read_frame(&sink); });
+    REQUIRE(error.has_value());
+    CHECK(error->where() == PeerClosed::Where::InsideField);
+    CHECK(sink.asked.size() == 1);
+    CHECK(writer.finish() == "");
+  }
+}
+
+}  // namespace
+}  // namespace spinrpc

@@ -285,44 +285,5 @@ TEST_CASE("FdChannel lending big parts delivers big and small frames in order an
   }
 }
 
-// LargeWrites::lend_copies leaves the caller's memory free at once: a writer
-// that pipelines several big frames out of one buffer, changing it after
-// each write while the reader has not read yet, must still deliver each
-// frame as it was written (with LargeWrites::lend the pipe would hand the
-// reader the buffer's later contents). Past LentCopies::kMaxLent unread
-// buffers the writes are copied, which must not change the outcome either.
-TEST_CASE("FdChannel with lend_copies delivers what was written although the buffer changes at once") {
-  constexpr int kFrames = 5;
-  Link link = make_link(Transport::Pipe);
-  ChannelOptions options;
-  options.large_writes = BufferOptions::LargeWrites::lend_copies;
-  PipePair unused = make_pipe();
-  FdChannel writer(std::move(unused.read_end), std::move(link.write_end), options);
-  FdChannel reader = reading_channel(link);
-  Bytes buffer(kMiB / 2);
-  std::string error;
-  std::thread t([&] {
-    try {
-      for (int i = 0; i < kFrames; ++i) {
-        const Bytes next = pattern(kMiB / 2, 60 + i);
-        std::copy(next.begin(), next.end(), buffer.begin());  // the same memory, new bytes
-        writer.write_frame(MessageType::Response, bytes("echo"), buffer);
-      }
-      // Scribbled over after the last write, before the reader has read it.
-      std::fill(buffer.begin(), buffer.end(), std::byte{0});
-    } catch (const std::exception& e) {
-      error = e.what();
-    }
-  });
-  // The writer writes ahead (the pipe grows to 1 MiB) before any read.
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  for (int i = 0; i < kFrames; ++i) {
-    CAPTURE(i);
-    CHECK(mismatch(reader.read_frame(), {MessageType::Response, bytes("echo"), pattern(kMiB / 2, 60 + i)}) == "");
-  }
-  t.join();
-  CHECK(error == "");
-}
-
 }  // namespace
 }  // namespace spinrpc

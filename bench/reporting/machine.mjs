@@ -25,6 +25,11 @@ export function machineRows(args, bench) {
     if (!existsSync(dir)) break;
     idleStates.push(`${readText(`${dir}/name`)} (exit ${readText(`${dir}/latency`)} µs${readText(`${dir}/disable`) === "1" ? ", disabled" : ""})`);
   }
+  // The boot parameters that change how wake-ups are placed and what an
+  // idle CPU or a fresh page costs: two machines of one kind differ here
+  // (e.g. sched_vcpu_pack, page_reporting.page_reporting_order).
+  const bootParams = readText("/proc/cmdline").split(/\s+/)
+    .filter((t) => /^(sched|page_reporting|isolcpus|nohz|idle|cpuidle|intel_idle|processor|mitigations|haltpoll)/.test(t));
   const buildType = args.buildDir ? ((readText(join(args.buildDir, "CMakeCache.txt")).match(/^CMAKE_BUILD_TYPE:STRING=(.*)$/m) || [])[1] || "?") : "?";
   const compiler = args.buildDir ? ((readText(join(args.buildDir, "CMakeCache.txt")).match(/^CMAKE_CXX_COMPILER:(?:FILEPATH|STRING)=(.*)$/m) || [])[1] || "") : "";
   const compilerVersion = compiler ? sh(compiler, ["--version"]).split("\n")[0] : "";
@@ -38,6 +43,7 @@ export function machineRows(args, bench) {
     ["cores", `${cpus().length} online (${online || "?"}); Google Benchmark saw ${bench.context.num_cpus} at ${bench.context.mhz_per_cpu} MHz`],
     ["kernel", `Linux ${release()} (${osVersion()})`],
     ["CPU idle", `driver ${idleDriver}; cpu0 states: ${idleStates.join(", ") || "none listed"}`],
+    ["boot parameters (scheduling, idle, memory)", bootParams.map((t) => `\`${t}\``).join(" ") || "none of these set"],
     ["load average at start", (bench.context.load_avg || []).map((x) => x.toFixed(2)).join(", ") || "?"],
     ["load average at report", loadavg().map((x) => x.toFixed(2)).join(", ")],
     ["build", `${buildType}${compilerVersion ? `, ${compilerVersion}` : ""}; libbenchmark built as ${bench.context.library_build_type} (it only runs the loop; every time here is taken with steady_clock around the request)`],

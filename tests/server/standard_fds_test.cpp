@@ -4,11 +4,14 @@
 // whole or never block serving, quiet signals, a clear word for what was cut
 // short. Real processes on real pipes; every wait has the 5 s hang guard.
 #include <fcntl.h>     // ::fcntl, O_NONBLOCK, F_GETPIPE_SZ
+#include <poll.h>      // ::poll
 #include <signal.h>    // SIGTERM, SIGINT
 #include <spawn.h>     // ::posix_spawn
 #include <sys/wait.h>  // ::waitpid, WIFEXITED, WEXITSTATUS
 #include <unistd.h>    // ::write, ::read
 
+#include <algorithm>  // std::min
+#include <chrono>    // std::chrono::steady_clock
 #include <optional>  // std::optional
 #include <string>    // std::string
 #include <vector>    // std::vector
@@ -93,6 +96,21 @@ class Process {
   pid_t pid_ = -1;
   std::optional<int> status_;
 };
+
+// Reads `bytes` bytes from the blocking fd `fd`, within the hang guard.
+bool read_reply(int fd, std::size_t bytes) {
+  std::size_t got = 0;
+  const auto deadline = std::chrono::steady_clock::now() + kHangGuard;
+  while (got < bytes && std::chrono::steady_clock::now() < deadline) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 10) <= 0) continue;
+    char buf[256];
+    const ssize_t n = ::read(fd, buf, std::min(sizeof buf, bytes - got));
+    if (n <= 0) return false;
+    got += static_cast<std::size_t>(n);
+  }
+  return got == bytes;
+}
 
 bool exited_with(const std::optional<int>& status, int code) {
   return status && WIFEXITED(*status) && WEXITSTATUS(*status) == code;
@@ -235,15 +253,20 @@ TEST_CASE("stdin's O_NONBLOCK is left as found on EOF, on an error and on SIGTER
         CAPTURE(spin);
         CAPTURE(how);
         PipePair in = make_pipe();
+        PipePair out = make_pipe();
         set_nonblocking(in.read_end.get(), found_nonblocking);
         const UniqueFd kept = UniqueFd::duplicate(in.read_end.get());
         UniqueFd devnull = spinrpc::test::open_dev_null(O_WRONLY);
-        Process server({bin_path("spinrpc-server"), "--api", spin}, in.read_end.get(), devnull.get(),
-                       devnull.get());
+        Process server({bin_path("spinrpc-server"), "--api", spin}, in.read_end.get(),
+                       out.write_end.get(), devnull.get());
         in.read_end.reset();
-        // Let it start spinning: an echo answered proves the reader is up.
+        out.write_end.reset();
+        // An echo answered proves the reader is up, and the signal handlers
+        // with it: a signal sent before them is lost when the server was
+        // started with it ignored (a background job of a non-interactive
+        // shell is), and the server would wait for input forever.
         write_all(in.write_end.get(), frame_bytes(MessageType::Request, "echo", "x"));
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        REQUIRE(read_reply(out.read_end.get(), frame_bytes(MessageType::Response, "echo", "x").size()));
         if (how == 0) in.write_end.reset();
         if (how == 1) write_all(in.write_end.get(), raw({0x92}));
         if (how > 1) server.signal(how);
@@ -284,6 +307,7 @@ Signalled signal_server(const std::vector<std::byte>& input, std::size_t expect_
   // The server has read what it was sent once the reply is out; for a
   // partial frame, give it a moment to read those bytes.
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  REQUIRE(eventually([&] { return spinrpc::test::catches_signal(server.pid(), sig); }));
   server.signal(sig);
   Signalled result;
   result.status = server.wait();

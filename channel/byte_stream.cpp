@@ -54,7 +54,7 @@ std::size_t ByteStream::fill(std::size_t need) {
     begin_ = end_ = 0;
     if (capacity_ > std::max(options_.retained_buffer_bytes, initial_capacity())) {
       // LargeWrites::lend: a message we lent may still point into it.
-      if (lend_ && !lent_copies_) parked_.push_back(std::move(buffer_));
+      if (lends_callers_memory()) parked_.push_back(std::move(buffer_));
       replace_buffer(initial_capacity());
     }
   }
@@ -65,16 +65,20 @@ std::size_t ByteStream::fill(std::size_t need) {
   if (lent_copies_ && wait_for == SpinReader::WaitFor::message) lent_copies_->reclaim_if_read(out_.get());
   reserve_for(need);
   const std::size_t n = reader_.read_some(buffer_.get() + end_, capacity_ - end_, wait_for);
-  // The peer's next bytes: it has read all we wrote, lent pages included.
-  if (n > 0 && !parked_.empty()) parked_.clear();
+  after_read(n);
   end_ += n;
   return n;
 }
 
 std::size_t ByteStream::read_direct(std::byte* buf, std::size_t len) {
   const std::size_t n = reader_.read_some(buf, len, SpinReader::WaitFor::rest_of_message);
-  if (n > 0 && !parked_.empty()) parked_.clear();  // as in fill()
+  after_read(n);
   return n;
+}
+
+void ByteStream::after_read(std::size_t n) noexcept {
+  // The peer's next bytes: it has read all we wrote, lent pages included.
+  if (n > 0 && !parked_.empty()) parked_.clear();
 }
 
 void ByteStream::reserve_for(std::size_t need) {
@@ -94,7 +98,7 @@ void ByteStream::reserve_for(std::size_t need) {
     // Nothing held: begin_ == 0 here, a plain grow-and-copy.
     auto grown = std::make_unique_for_overwrite<std::byte[]>(capacity);
     std::memcpy(grown.get(), buffer_.get(), pending);
-    if (lend_ && !lent_copies_) parked_.push_back(std::move(buffer_));  // as in fill()
+    if (lends_callers_memory()) parked_.push_back(std::move(buffer_));  // as in fill()
     buffer_ = std::move(grown);
     capacity_ = capacity;
     return;

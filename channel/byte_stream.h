@@ -172,6 +172,11 @@ class ByteStream {
 
  private:
   void release_hold(std::size_t saved_floor, std::uint64_t saved_generation) noexcept;
+  // LargeWrites::lend on a pipe: what we lent is the caller's memory (or
+  // our read buffers), kept until the peer's next bytes (parked_).
+  bool lends_callers_memory() const noexcept { return lend_ && !lent_copies_; }
+  // After a read of `n` bytes from the peer: frees parked buffers.
+  void after_read(std::size_t n) noexcept;
   // write_all's two ways in: copied (writev) and lent (vmsplice).
   void write_copied(iovec* iov, int count);
   void write_lent(iovec part);

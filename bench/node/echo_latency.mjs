@@ -335,6 +335,7 @@ for (const v of variants) {
   v.wall = 0; v.clientCpu = 0; v.serverCpu = 0;
   v.roundP50 = [];
   v.roundP75 = [];
+  v.roundServerCpuPerEcho = [];  // ns per echo, one entry per round
 }
 try {
   for (let r = 0; r < opts.rounds; r++) {
@@ -346,6 +347,7 @@ try {
       const sorted = Float64Array.from(res.lat).sort();
       v.roundP50.push(percentile(sorted, 0.5));
       v.roundP75.push(percentile(sorted, 0.75));
+      v.roundServerCpuPerEcho.push((res.serverCpu * 1e9) / n);
       v.filled += n;
       v.wall += res.wall; v.clientCpu += res.clientCpu; v.serverCpu += res.serverCpu;
     }
@@ -405,9 +407,10 @@ console.log("");
 // ratio cancels a shared machine's drift between rounds (docs/PLACEMENT.md).
 for (const v of variants.filter((x) => x.kind === "spinrpc")) {
   const paired = (key) => median(v[key].map((x, r) => x / tsgo[key][r]));
-  v.paired = { p50: paired("roundP50"), p75: paired("roundP75"), worst_p50_ns: Math.max(...v.roundP50), tsgo_worst_p50_ns: Math.max(...tsgo.roundP50) };
+  v.paired = { p50: paired("roundP50"), p75: paired("roundP75"), server_cpu: paired("roundServerCpuPerEcho"),
+    worst_p50_ns: Math.max(...v.roundP50), tsgo_worst_p50_ns: Math.max(...tsgo.roundP50) };
   console.log(`${v.name} / tsgo, median of ${opts.rounds} per-round ratios: p50 ${v.paired.p50.toFixed(2)}, p75 ${v.paired.p75.toFixed(2)}; ` +
-    `worst round p50 ${us(v.paired.worst_p50_ns)} µs, tsgo's ${us(v.paired.tsgo_worst_p50_ns)} µs; pooled p50 ${ratio(v.stats.p50, ts.p50)}, p75 ${ratio(v.stats.p75, ts.p75)} (below 1 = spinrpc-server faster)`);
+    `worst round p50 ${us(v.paired.worst_p50_ns)} µs, tsgo's ${us(v.paired.tsgo_worst_p50_ns)} µs; server CPU per echo ${v.paired.server_cpu.toFixed(2)}; pooled p50 ${ratio(v.stats.p50, ts.p50)}, p75 ${ratio(v.stats.p75, ts.p75)} (below 1 = spinrpc-server faster)`);
 }
 console.log("");
 console.log("Server CPU is the peer process's CPU time over the timed region (/proc/PID/task/*/schedstat, ns); client CPU is this Node process's " +
@@ -500,7 +503,8 @@ if (opts.json) {
     variants: variants.map((v) => ({
       name: v.name, kind: v.kind, spin: v.spin ?? null, floor: v.floor ?? null,
       n: v.stats.n, mean_ns: v.stats.mean, p50_ns: v.stats.p50, p75_ns: v.stats.p75, p99_ns: v.stats.p99, max_ns: v.stats.max,
-      client_cpu_s: v.clientCpu, server_cpu_s: v.serverCpu, wall_s: v.wall, round_p50_ns: v.roundP50, round_p75_ns: v.roundP75, paired_vs_tsgo: v.paired ?? null,
+      client_cpu_s: v.clientCpu, server_cpu_s: v.serverCpu, wall_s: v.wall, round_p50_ns: v.roundP50, round_p75_ns: v.roundP75,
+      round_server_cpu_ns_per_echo: v.roundServerCpuPerEcho, paired_vs_tsgo: v.paired ?? null,
       server: v.server ?? null,
     })),
     binding: opts.binding ? {

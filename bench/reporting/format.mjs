@@ -10,12 +10,28 @@ export const secs = (s) => (!Number.isFinite(s) ? "–" : s < 0.01 ? s.toFixed(5
 export const count = (n) => (Number.isFinite(n) ? Math.round(n).toLocaleString("en-US") : "–");
 export const sizeName = (b) => (b >= 1048576 ? `${b / 1048576} MiB` : b >= 1024 ? `${b / 1024} KiB` : `${b} B`);
 export const perRound = (g) => g.roundP50.map(us).join(", ");
-/** The median of a group's per-round p50s (robust to one stalled round). */
-export function medianRoundP50(g) {
-  if (!g) return NaN;
-  const s = [...g.roundP50].sort((a, b) => a - b);
+/** The median of finite numbers (NaN when there are none). */
+export function median(xs) {
+  const s = xs.filter(Number.isFinite).sort((a, b) => a - b);
+  if (s.length === 0) return NaN;
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 }
+/** The median of a group's per-round p50s (robust to one stalled round). */
+export function medianRoundP50(g) {
+  return g ? median(g.roundP50) : NaN;
+}
+/**
+ * The median over rounds of a[key][r] / b[key][r]: the two groups ran side
+ * by side in each round, so one round on a stalled host moves one ratio, not
+ * the figure (docs/BENCHMARKING.md#alternation). `key` is a per-round array of the group
+ * (roundP50, roundP75, roundServerCpuPerEcho). NaN when either is missing.
+ */
+export function pairedRatio(a, b, key = "roundP50") {
+  if (!a || !b) return NaN;
+  return median(a[key].map((x, r) => x / b[key][r]));
+}
+/** A pairedRatio as the report writes it ("0.93×"), "–" when unknown. */
+export const paired = (a, b, key) => ratio(pairedRatio(a, b, key), 1);
 
 /** A Markdown table; numbers right-aligned unless `text` (all left). */
 export function table(cols, rows, text = false) {

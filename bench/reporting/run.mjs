@@ -62,6 +62,9 @@ export function loadRun(args) {
     // -1 marks a server CPU reading that failed (measurement.h): unknown.
     g.serverCpu = g.runs.some((r) => Number(r.counters.server_cpu_s) < 0) ? NaN : sum("server_cpu_s");
     g.wall = sum("wall_s");
+    // Server CPU per echo in each round (ns), for paired per-round ratios.
+    g.roundServerCpuPerEcho = g.runs.map((r, i) =>
+      Number(r.counters.server_cpu_s) < 0 || !("server_cpu_s" in r.counters) ? NaN : (Number(r.counters.server_cpu_s) * 1e9) / parts[i].length);
   }
 
   /** The group of `family` whose parameters include all of `want`. */

@@ -5,10 +5,9 @@
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 
-import { ratio, table, us } from "../format.mjs";
+import { median, ratio, table, us } from "../format.mjs";
 
 const ms = (s) => (Number.isFinite(s) ? (s * 1e3).toFixed(2) : "–");
-const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2; };
 
 /** spinrpc-json-bench's per-run JSON files: { build: [rounds…], native: [rounds…] } and the kernels. */
 function loadJsonBench(dir) {

@@ -1,12 +1,8 @@
 // spinrpc's Node.js binding beside the pure-JS channel (bench/node/echo_latency.mjs,
 // its `binding` part): the five figures of docs/NODE.md's claims.
 
-import { count, ratio, secs, table, us } from "../format.mjs";
+import { count, median, ratio, secs, table, us } from "../format.mjs";
 
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length === 0 ? NaN : s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 const ms = (ns) => (!Number.isFinite(ns) ? "–" : (ns / 1e6).toFixed(ns < 1e7 ? 3 : 1));
 
 /** Appends this section to the report through `say` (see bench/report.mjs). */

@@ -21,5 +21,16 @@ export default function section({ say, nodeRun }) {
       secs(v.client_cpu_s), secs(v.server_cpu_s), secs(v.wall_s), v.round_p50_ns.map(us).join(", ")]);
     say(table(["variant", "n", "mean µs", "p50 µs", "p75 µs", "p99 µs", "max µs", "p50 / floor blocking", "p50 / floor polled", "p50 / server spin off",
       "/ tsgo p50", "/ tsgo p75", "client CPU s", "server CPU s", "wall s", "p50 per round µs"], rows), "");
+    // The rounds ran side by side: each variant's round r against tsgo's
+    // round r (docs/BENCHMARKING.md#alternation).
+    const pairedRows = nodeRun.variants.filter((v) => v.paired_vs_tsgo).map((v) => {
+      const p = v.paired_vs_tsgo;
+      const cpu = Number.isFinite(p.server_cpu) ? p.server_cpu : NaN;
+      return [v.name, ratio(p.p50, 1), ratio(p.p75, 1), us(p.worst_p50_ns), us(p.tsgo_worst_p50_ns), ratio(cpu, 1)];
+    });
+    if (pairedRows.length > 0) {
+      say("Against tsgo round by round (median of the per-round ratios; below 1 = spinrpc-server faster or cheaper):", "");
+      say(table(["variant", "p50 / tsgo", "p75 / tsgo", "worst round p50 µs", "tsgo's worst round p50 µs", "server CPU per echo / tsgo"], pairedRows), "");
+    }
   }
 }

@@ -104,12 +104,12 @@ int peer_closed_status(const PeerClosed& e, const std::string& program) {
 }
 
 int serve(const CommandLine& line, const std::string& program, const AddMethods& add_methods,
-          ServeAsync serve_async) {
+          ServeAsync serve_async, const sigset_t& saved_mask) {
   if (line.async && serve_async == nullptr) {
     return fail(program + ": --async is not built into this executable");
   }
   CreatedFiles files;
-  ShutdownOnSignal shutdown(files, program);
+  ShutdownOnSignal shutdown(files, program, saved_mask);
 
   ServerOptions options = line.server;
   options.use_case_sensitive_file_names = detect_case_sensitivity();
@@ -128,6 +128,16 @@ int serve(const CommandLine& line, const std::string& program, const AddMethods&
     channel_options.large_writes = BufferOptions::LargeWrites::lend_copies;
   }
   channel_options.spin = resolve_spin_policy(line.spin);
+  if (line.pipe || line.fifo_in) {
+    // accept and open may wait for a client: signals are watched from now.
+    shutdown.start();
+  } else {
+    // On stdio the client usually wrote its first request while this process
+    // was starting: answered first, the watcher thread's creation comes
+    // after (measured: docs/NODE.md, "Spawn to first reply"). Signals stay
+    // blocked, pending, until then.
+    channel_options.spin.at_first_idle = [&shutdown] { shutdown.start(); };
+  }
   try {
     const std::unique_ptr<Transport> transport = make_transport(line, files);
     Connection connection = transport->accept();
@@ -185,6 +195,9 @@ void write_stdout(std::string_view text) {
 
 int run_server_main(const std::string& program, const std::vector<std::string>& args,
                     const AddMethods& add_methods, ServeAsync serve_async) {
+  // First: a SIGINT or SIGTERM from now on waits for the watcher
+  // (ShutdownOnSignal) instead of being lost or killing us half set up.
+  const sigset_t saved_mask = ShutdownOnSignal::block_signals();
   ensure_standard_fds();
   // A client that closes its end must be a PeerClosed, not a silent death.
   std::signal(SIGPIPE, SIG_IGN);
@@ -214,7 +227,7 @@ int run_server_main(const std::string& program, const std::vector<std::string>& 
     write_stderr_before_exit(program + ": " + e.what() + "\n\n" + usage_text());
     return 2;
   }
-  return serve(line, program, add_methods, serve_async);
+  return serve(line, program, add_methods, serve_async, saved_mask);
 }
 
 }  // namespace spinrpc

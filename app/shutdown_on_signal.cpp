@@ -38,7 +38,7 @@ struct ShutdownOnSignal::State {
   boost::asio::io_context io;
   boost::asio::signal_set signals{io, SIGINT, SIGTERM};
   std::thread thread;
-  sigset_t saved_mask;  // the constructing thread's mask, restored at the end
+  sigset_t saved_mask;  // the mask before block_signals(), restored at the end
   std::mutex cut_short_mutex;
   CutShort cut_short;  // guarded by cut_short_mutex
 };
@@ -48,8 +48,16 @@ void ShutdownOnSignal::set_cut_short(CutShort cut_short) {
   state_->cut_short = std::move(cut_short);
 }
 
-ShutdownOnSignal::ShutdownOnSignal(CreatedFiles& files, std::string program)
+sigset_t ShutdownOnSignal::block_signals() noexcept {
+  const sigset_t set = shutdown_signals();
+  sigset_t saved;
+  pthread_sigmask(SIG_BLOCK, &set, &saved);
+  return saved;
+}
+
+ShutdownOnSignal::ShutdownOnSignal(CreatedFiles& files, std::string program, const sigset_t& saved_mask)
     : state_(std::make_unique<State>()) {
+  state_->saved_mask = saved_mask;
   state_->signals.async_wait([&files, program = std::move(program), state = state_.get()](
                                  const boost::system::error_code& error, int signal_number) {
     if (error) return;  // cancelled by the destructor
@@ -76,9 +84,13 @@ ShutdownOnSignal::ShutdownOnSignal(CreatedFiles& files, std::string program)
   // The signals go to the watcher thread only. Blocked here (and so in the
   // thread at birth, which unblocks them), they never interrupt the main
   // thread's accept, open or read with EINTR midway through the shutdown.
-  const sigset_t set = shutdown_signals();
-  pthread_sigmask(SIG_BLOCK, &set, &state_->saved_mask);
-  state_->thread = std::thread([this, set] {
+  block_signals();
+}
+
+void ShutdownOnSignal::start() {
+  if (state_->thread.joinable()) return;
+  state_->thread = std::thread([this] {
+    const sigset_t set = shutdown_signals();
     pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
     state_->io.run();
   });
@@ -88,7 +100,7 @@ ShutdownOnSignal::~ShutdownOnSignal() {
   boost::system::error_code ignored;
   state_->signals.cancel(ignored);
   state_->io.stop();
-  state_->thread.join();
+  if (state_->thread.joinable()) state_->thread.join();
   pthread_sigmask(SIG_SETMASK, &state_->saved_mask, nullptr);
 }
 

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <signal.h>  // sigset_t
+
 #include <functional>  // std::function
 #include <memory>      // std::unique_ptr
 #include <string>      // std::string
@@ -22,14 +24,36 @@ class CreatedFiles;
 /// keeps its spin-aware reads on the main thread and gains no wake-up: the
 /// thread sleeps until a signal comes. A request being answered at that
 /// moment is cut off; its client sees EOF.
+///
+/// The thread starts with start(), not with the object: spinrpc-server
+/// starts it once its first reply is written, or as soon as it would wait
+/// for a client that has sent nothing, so that a client's first reply does
+/// not wait for a thread to be created (docs/NODE.md, "Spawn to first
+/// reply"). Until then SIGINT and SIGTERM stay blocked (block_signals()),
+/// pending rather than lost: the thread handles one that came early as
+/// soon as it runs.
 class ShutdownOnSignal {
  public:
-  /// Starts watching. `files` must outlive this object. Throws
-  /// std::system_error if the handlers cannot be installed.
-  ShutdownOnSignal(CreatedFiles& files, std::string program);
+  /// Blocks SIGINT and SIGTERM in the calling thread (and in threads it
+  /// creates from now on) and returns the mask it had before, for the
+  /// constructor. Call it first thing in main: a signal that arrives while
+  /// blocked waits, even for a process started with the signal ignored,
+  /// where one that arrives before the handler is installed is lost.
+  static sigset_t block_signals() noexcept;
+
+  /// Installs the handlers (the thread comes with start()). `files` must
+  /// outlive this object; `saved_mask` (from block_signals()) is restored
+  /// when it is destroyed. Throws std::system_error if the handlers cannot
+  /// be installed.
+  ShutdownOnSignal(CreatedFiles& files, std::string program, const sigset_t& saved_mask);
   /// Stops watching (the default dispositions come back).
   ~ShutdownOnSignal();
   ShutdownOnSignal(const ShutdownOnSignal&) = delete;
+
+  /// Starts the watching thread; later calls do nothing. From the thread
+  /// that constructed this object. Throws std::system_error if the thread
+  /// cannot be created.
+  void start();
 
   /// What a signal would cut short right now: called on the signal thread,
   /// so it must only read what is safe to read from there (CrossThreadFlag).

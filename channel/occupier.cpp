@@ -4,11 +4,11 @@
 #include <sched.h>    // sched_getaffinity, sched_getcpu, sched_yield, CPU_*
 
 #include <filesystem>    // std::filesystem::directory_iterator
-#include <fstream>       // std::ifstream
-#include <string>        // std::string, std::getline
+#include <string>        // std::string
 #include <system_error>  // std::system_error, std::error_code
 
 #include "channel/contended_yield.h"
+#include "channel/syscall.h"
 
 
 namespace spinrpc {
@@ -24,17 +24,19 @@ std::int64_t now_ns() noexcept {
 
 Occupier::Occupier(std::chrono::microseconds hold) noexcept : hold_(hold) {
   CPU_ZERO(&allowed_);
-  if (sched_getaffinity(0, sizeof allowed_, &allowed_) != 0 || CPU_COUNT(&allowed_) < 2) {
-    failed_ = true;
-    return;
-  }
+  if (sched_getaffinity(0, sizeof allowed_, &allowed_) != 0 || CPU_COUNT(&allowed_) < 2) failed_ = true;
+}
+
+bool Occupier::start() noexcept {
+  if (failed_ || thread_.joinable()) return !failed_;
   try {
     thread_ = std::thread([this] { run(); });
   } catch (const std::system_error&) {
     failed_ = true;
-    return;
+    return false;
   }
   pthread_setname_np(thread_.native_handle(), kThreadName);
+  return true;
 }
 
 Occupier::~Occupier() {
@@ -46,7 +48,7 @@ Occupier::~Occupier() {
 }
 
 bool Occupier::poke(int avoid_cpu) noexcept {
-  if (failed_) return false;
+  if (!start()) return false;
   if (avoid_cpu != pinned_away_) {
     // Pin the thread here, before waking it, not in run(): the kernel places
     // its wake-up within the new set, so the CPU it must keep busy has a
@@ -121,9 +123,8 @@ bool peer_runs_occupier(int pid) noexcept {
     std::error_code ec;
     const std::filesystem::path tasks = "/proc/" + std::to_string(pid) + "/task";
     for (std::filesystem::directory_iterator it(tasks, ec), end; !ec && it != end; it.increment(ec)) {
-      std::ifstream comm(it->path() / "comm");
-      std::string name;
-      if (std::getline(comm, name) && name == Occupier::kThreadName) return true;
+      const std::optional<std::string> comm = read_small_file(it->path() / "comm", 64);
+      if (comm && comm->substr(0, comm->find('\n')) == Occupier::kThreadName) return true;
     }
   } catch (...) {  // allocation: cannot tell
   }

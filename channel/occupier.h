@@ -22,8 +22,10 @@ namespace spinrpc {
 /// kTurnsPerCycle short turns of others in one cycle, mean another task
 /// wants that CPU, and it lets go at once (contentions()) and sleeps until
 /// the next poke. It never spins longer than `hold` past the last poke, and sleeps on
-/// a futex otherwise. The thread starts with the object (so that no
-/// request in steady state allocates), asleep until the first poke.
+/// a futex otherwise. The thread starts with start() (SpinReader calls it
+/// at its first idle moment, off the path of a first reply; so that no
+/// request in steady state allocates), or else at the first poke, and
+/// sleeps until a poke.
 ///
 /// WARNING: poke() from one thread at a time (the channel's reader).
 class Occupier {
@@ -33,9 +35,13 @@ class Occupier {
   static constexpr const char* kThreadName = "spinrpc-occupy";
 
   /// `hold`: how long to keep occupying after a poke (the spin budget).
-  /// Starts the thread, asleep. Never throws: without 2 allowed CPUs or a
+  /// No thread yet (start()). Never throws: without 2 allowed CPUs or a
   /// thread, poke() returns false.
   explicit Occupier(std::chrono::microseconds hold) noexcept;
+  /// Starts the thread, asleep, named kThreadName. Returns false when it
+  /// cannot occupy (fewer than 2 CPUs allowed, or no thread); later calls
+  /// only return the same answer.
+  bool start() noexcept;
   Occupier(const Occupier&) = delete;
   Occupier& operator=(const Occupier&) = delete;
   /// Stops and joins the thread. Never throws.

@@ -1,13 +1,12 @@
 #include "channel/spin_config.h"
 
 #include "channel/stderr_lines.h"
+#include "channel/syscall.h"
 
 #include <sched.h>  // sched_getaffinity, CPU_COUNT
 
-#include <charconv>  // std::from_chars
+#include <charconv>  // std::from_chars, std::to_chars
 #include <cstdlib>   // std::getenv
-#include <fstream>   // std::ifstream
-#include <sstream>   // std::ostringstream
 
 namespace spinrpc {
 namespace {
@@ -20,30 +19,38 @@ constexpr char kPlacementVariable[] = "SPINRPC_PLACEMENT";
 // One cpu.max file: "max 100000" is none, "50000 100000" is half a CPU;
 // a missing or unreadable file is none.
 std::optional<double> cpu_max_cpus(const std::string& file_path) {
-  std::ifstream file(file_path);
-  std::string quota;
-  long long period = 0;
-  if (!(file >> quota >> period) || quota == "max" || period <= 0) return std::nullopt;
-  const auto quota_us = parse_spin_us(quota);  // the same rule: a non-negative count of µs
+  const std::optional<std::string> text = read_small_file(file_path, 128);
+  if (!text) return std::nullopt;
+  const std::string_view line(*text);
+  const std::size_t space = line.find(' ');
+  if (space == std::string_view::npos) return std::nullopt;
+  const std::string_view quota = line.substr(0, space);
+  std::string_view period_text = line.substr(space + 1);
+  period_text = period_text.substr(0, period_text.find_first_of(" \n"));
+  const auto period = parse_spin_us(period_text);  // a non-negative count of µs, as the quota
+  if (quota == "max" || !period || *period <= 0) return std::nullopt;
+  const auto quota_us = parse_spin_us(quota);
   if (!quota_us) return std::nullopt;
-  return static_cast<double>(*quota_us) / static_cast<double>(period);
+  return static_cast<double>(*quota_us) / static_cast<double>(*period);
 }
 
 std::string format_cpus(double cpus) {
-  std::ostringstream text;
-  text << cpus;
-  return text.str();
+  char text[32];
+  const auto [end, error] = std::to_chars(text, text + sizeof text, cpus);
+  return error == std::errc{} ? std::string(text, end) : std::string("?");
 }
 
 }  // namespace
 
 std::optional<double> cgroup_quota_cpus(const std::string& membership_file,
                                         const std::string& cgroup_root) {
-  std::ifstream membership(membership_file);
-  std::string line;
+  const std::string membership = read_small_file(membership_file).value_or("");
   std::string path;
-  while (std::getline(membership, line)) {
-    if (line.rfind("0::", 0) == 0) path = line.substr(3);
+  for (std::string_view rest = membership; !rest.empty();) {
+    const std::size_t end = rest.find('\n');
+    const std::string_view line = rest.substr(0, end);
+    if (line.rfind("0::", 0) == 0) path = std::string(line.substr(3));
+    rest = end == std::string_view::npos ? std::string_view{} : rest.substr(end + 1);
   }
   if (path.empty() || path[0] != '/') return std::nullopt;
   // Every cgroup on the way up limits this one: the smallest quota decides.
@@ -123,12 +130,12 @@ CpuAllowance available_cpus() {
 }
 
 SpinPolicy resolve_spin_policy(const SpinOverrides& overrides, const EnvLookup& env,
-                               const CpuAllowance& cpus, std::ostream& warnings) {
+                               const CpuAllowance& cpus, std::string& warnings) {
   SpinPolicy policy;
   policy.adaptive = true;
 
   const auto warn = [&](SpinSetting setting, std::string_view source, std::string_view value) {
-    warnings << "spinrpc: " << ignored_spin_setting(setting, source, value) << '\n';
+    warnings += "spinrpc: " + ignored_spin_setting(setting, source, value) + '\n';
   };
   std::optional<long long> budget_us;
   if (overrides.spin_us && *overrides.spin_us >= 0) {
@@ -184,12 +191,15 @@ SpinPolicy resolve_spin_policy(const SpinOverrides& overrides, const EnvLookup& 
 }
 
 SpinPolicy resolve_spin_policy(const SpinOverrides& overrides) {
-  std::ostringstream warnings;
+  // A string, not an ostringstream: a stream's first construction
+  // initialises the C++ locale, ~20 µs of a server's start-up here
+  // (docs/NODE.md, "Spawn to first reply").
+  std::string warnings;
   SpinPolicy policy = resolve_spin_policy(overrides, [](const char* name) { return std::getenv(name); },
                                           available_cpus(), warnings);
   // Never blocks: a warning must not stall the server or the host process
   // of a client shim when nobody reads their stderr.
-  if (!warnings.str().empty()) write_stderr_without_waiting(warnings.str());
+  if (!warnings.empty()) write_stderr_without_waiting(warnings);
   return policy;
 }
 

@@ -2,7 +2,6 @@
 
 #include <functional>  // std::function
 #include <optional>    // std::optional
-#include <ostream>     // std::ostream
 #include <string>      // std::string
 #include <string_view> // std::string_view
 
@@ -73,13 +72,13 @@ using EnvLookup = std::function<const char*(const char* name)>;
 /// beat the defaults (100 µs, adaptive on). With fewer than 2 CPUs (`cpus`)
 /// the default budget is 0: spinning on the CPU the peer needs only delays
 /// it (docs/SPIN.md#one-cpu); an explicit setting still wins. A negative override or an unparsable
-/// or negative environment value is reported as one line on `warnings`
-/// ("spinrpc: " + ignored_spin_setting(...)), then ignored. The result's
+/// or negative environment value is reported as one line appended to
+/// `warnings` ("spinrpc: " + ignored_spin_setting(...) + "\n"), then ignored. The result's
 /// `reason` says which rule decided the budget. Placement: the override
 /// beats SPINRPC_PLACEMENT, which beats the default, auto; `placement_reason`
 /// says which.
 SpinPolicy resolve_spin_policy(const SpinOverrides& overrides, const EnvLookup& env,
-                               const CpuAllowance& cpus, std::ostream& warnings);
+                               const CpuAllowance& cpus, std::string& warnings);
 
 /// resolve_spin_policy with the process's environment, available_cpus()
 /// and stderr, written without waiting (channel/stderr_lines.h).

@@ -66,7 +66,7 @@ void SpinReader::before_write() noexcept {
   wrote_at_ = Clock::now();
   // Suspended by the adaptive rule (sparse traffic), the budget is spent
   // nowhere: no occupying either.
-  if (placement_.mode() == PlacementController::Mode::occupy && controller_.spinning()) {
+  if (placement_.mode() == PlacementController::Mode::occupy && controller_.spinning() && peer_known()) {
     const int cpu = sched_getcpu();
     stats_.cpu = cpu;
     if (occupier_->poke(cpu)) {
@@ -98,13 +98,14 @@ void SpinReader::before_write() noexcept {
 void SpinReader::end_cycle(Clock::time_point now) noexcept {
   const Clock::duration cycle = now - *wrote_at_;
   wrote_at_.reset();
-  if (!peer_checked_) {
-    // Once, after the first reply: a peer we started that places too
+  if (!peer_checked_ && ++cycles_ended_ >= 2) {
+    // Once, after the second reply: a peer we started that places too
     // (spinrpc-server behind the shim) is left to do it alone
-    // (docs/PLACEMENT.md#one-placer-per-pair). Its occupier thread started
-    // with its reader, before it read our first message. Here, not at
-    // start-up, so that the allocations of /proc's walk fall in the first
-    // request, not in steady state.
+    // (docs/PLACEMENT.md#one-placer-per-pair). Its occupier thread starts
+    // at its reader's first idle moment, at the latest before it reads our
+    // second message. Here, not at start-up, so that the allocations of
+    // /proc's walk fall in the first requests, not in steady state; until
+    // then this side does not occupy (peer_known()).
     peer_checked_ = true;
     if (peer_runs_occupier(policy_.peer_pid)) {
       occupier_.reset();
@@ -233,7 +234,21 @@ void SpinReader::wait_readable_until(Clock::time_point deadline) {
   }
 }
 
+void SpinReader::at_first_idle() {
+  // The first wait of a server whose client wrote before the server was
+  // running finds its first request waiting: that is answered first.
+  if (!waited_) {
+    waited_ = true;
+    pollfd p{fd_.get(), POLLIN, 0};
+    if (::poll(&p, 1, 0) > 0) return;
+  }
+  idle_work_pending_ = false;
+  if (occupier_) occupier_->start();
+  if (policy_.at_first_idle) policy_.at_first_idle();
+}
+
 std::size_t SpinReader::read_some(std::byte* buf, std::size_t len, WaitFor wait_for) {
+  if (idle_work_pending_) at_first_idle();
   ++stats_.waits;
   // Branch: budget 0, a plain blocking read; no clock, no extra syscall.
   if (policy_.budget.count() == 0) {

@@ -66,6 +66,20 @@ class SpinReader {
   /// peer's wake-up finds no idle CPU but ours (docs/PLACEMENT.md).
   void before_write() noexcept;
 
+  /// Call before a write of `bytes` that may block for the peer (more than
+  /// a pipe holds, 64 KiB by default): runs SpinPolicy::at_first_idle now if
+  /// it has not run, so that work deferred to the first wait (spinrpc-server's
+  /// signal watcher) is in place while the write waits. Throws what that
+  /// work throws.
+  void before_long_write(std::size_t bytes) {
+    if (idle_work_pending_ && bytes > kWriteMayBlockBytes) {
+      waited_ = true;
+      at_first_idle();
+    }
+  }
+  /// A pipe's default capacity: a bigger write may wait for the reader.
+  static constexpr std::size_t kWriteMayBlockBytes = 64 * 1024;
+
   /// Bounds every later wait: once `deadline` passes with no byte read,
   /// read_some throws TimedOut. std::nullopt (the default) waits forever.
   /// Spinning stays bounded by the budget; only the blocking part of a wait
@@ -105,6 +119,12 @@ class SpinReader {
   void note_contention() noexcept;
   void add_spin_time(Clock::duration spun) noexcept;
   void wait_readable_until(Clock::time_point deadline);
+  // Once, at the first wait with nothing waiting or else the second wait:
+  // starts the occupier and runs policy_.at_first_idle (SpinPolicy).
+  void at_first_idle();
+  // Whether placement may occupy yet: a peer we started has been checked
+  // for an occupier of its own (end_cycle), or there is none to check.
+  bool peer_known() const noexcept { return policy_.peer_pid <= 0 || peer_checked_; }
 
   UniqueFd fd_;
   SpinPolicy policy_;                   // read once at start-up
@@ -118,6 +138,9 @@ class SpinReader {
   std::uint64_t contentions_seen_ = 0;  // occupier_->contentions() already fed
   std::uint64_t shared_seen_ = 0;       // occupier_->shared() at the last occupied cycle
   bool peer_checked_ = false;  // peer_runs_occupier(policy_.peer_pid) was asked
+  unsigned cycles_ended_ = 0;  // cycles ended before the peer check (at most 2)
+  bool idle_work_pending_ = true;  // at_first_idle() has not run yet
+  bool waited_ = false;            // read_some was called before
   bool occupied_last_ = false;  // the cycle before the one in progress was occupied
   unsigned shared_waits_ = 0;    // spinning waits in a row that shared our CPU
   unsigned waits_since_streak_ = kWaitsForStreakToRecur;  // spinning waits since the last streak (saturating)

@@ -1,6 +1,7 @@
 #include "channel/syscall.h"
 
-#include <fcntl.h>  // ::fcntl, O_NONBLOCK
+#include <fcntl.h>   // ::fcntl, ::open, O_NONBLOCK
+#include <unistd.h>  // ::read, ::close
 
 #include <string>        // std::string
 #include <system_error>  // std::system_error
@@ -16,6 +17,26 @@ void set_nonblocking(int fd, bool on) {
   const int flags = check_syscall([&] { return ::fcntl(fd, F_GETFL); }, "get flags of", fd);
   const int wanted = on ? (flags | O_NONBLOCK) : (flags & ~O_NONBLOCK);
   if (wanted != flags) check_syscall([&] { return ::fcntl(fd, F_SETFL, wanted); }, "set flags of", fd);
+}
+
+std::optional<std::string> read_small_file(const std::string& path, std::size_t max_bytes) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::string text(max_bytes, '\0');
+  std::size_t got = 0;
+  while (got < max_bytes) {
+    const ssize_t n = ::read(fd, text.data() + got, max_bytes - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      ::close(fd);
+      return std::nullopt;
+    }
+    if (n == 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  text.resize(got);
+  return text;
 }
 
 }  // namespace spinrpc

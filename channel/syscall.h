@@ -1,6 +1,9 @@
 #pragma once
 
 #include <cerrno>  // errno, EINTR, EAGAIN, EWOULDBLOCK, EPIPE, ECONNRESET
+#include <cstddef>  // std::size_t
+#include <optional>  // std::optional
+#include <string>    // std::string
 
 namespace spinrpc {
 
@@ -20,6 +23,13 @@ void set_nonblocking(int fd, bool on);
 constexpr bool is_expected_errno(int err) noexcept {
   return err == EAGAIN || err == EWOULDBLOCK || err == EPIPE || err == ECONNRESET;
 }
+
+/// The first `max_bytes` bytes of a small file (/proc, /sys), or
+/// std::nullopt when it cannot be opened or read. Plain open(2) and read(2):
+/// no iostream, whose first use initialises the C++ locale (~20 µs of a
+/// server's start-up here, docs/NODE.md "Spawn to first reply"). Never throws
+/// but std::bad_alloc.
+std::optional<std::string> read_small_file(const std::string& path, std::size_t max_bytes = 4096);
 
 /// The one retry rule for system calls (docs/CONVENTIONS.md#system-calls). Runs `call` (which
 /// returns -1 and sets errno on failure) again while it fails with EINTR, and

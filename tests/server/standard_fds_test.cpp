@@ -334,6 +334,38 @@ TEST_CASE("SIGTERM and SIGINT end an idle server without a word, exit 143/130") 
   }
 }
 
+TEST_CASE("A request waiting at start-up is answered before a SIGTERM sent during start-up ends the server, 143") {
+  // The client wrote before the server ran, as a client that spawns it
+  // does; the signal comes as soon as the server blocks it (its first act),
+  // with SIGTERM ignored at spawn, as for a background job: pending, not
+  // lost, and handled only once the waiting request has its reply (the
+  // watcher starts after the first reply; app/shutdown_on_signal.h).
+  PipePair in = make_pipe();
+  PipePair out = make_pipe();
+  PipePair err = make_pipe();
+  const auto echo = frame_bytes(MessageType::Request, "echo", "early");
+  const auto reply = frame_bytes(MessageType::Response, "echo", "early");
+  write_all(in.write_end.get(), echo);
+  struct sigaction ignore {}, saved {};
+  ignore.sa_handler = SIG_IGN;
+  REQUIRE(::sigaction(SIGTERM, &ignore, &saved) == 0);
+  Process server({bin_path("spinrpc-server"), "--api"}, in.read_end.get(), out.write_end.get(), err.write_end.get());
+  ::sigaction(SIGTERM, &saved, nullptr);
+  in.read_end.reset();
+  out.write_end.reset();
+  err.write_end.reset();
+  REQUIRE(eventually([&] { return spinrpc::test::blocks_signal(server.pid(), SIGTERM); }));
+  server.signal(SIGTERM);
+  const std::optional<int> status = server.wait();
+  REQUIRE(status.has_value());
+  CHECK(WIFEXITED(*status));
+  CHECK(WEXITSTATUS(*status) == 143);
+  const std::optional<std::string> got = read_to_eof(out.read_end.get());
+  REQUIRE(got.has_value());
+  CHECK(*got == std::string(reinterpret_cast<const char*>(reply.data()), reply.size()));
+  CHECK(read_to_eof(err.read_end.get()).value_or("(no EOF)") == "");
+}
+
 TEST_CASE("A signal that cuts a partial frame short says so in one line") {
   const Signalled end = signal_server(raw({0x93, 0x01, 0xc4, 0x04, 'e', 'c'}), 0, SIGTERM);
   REQUIRE(end.status.has_value());

@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <utility>
 
@@ -39,17 +38,17 @@ const CpuAllowance kOneCpu{1, "sched_getaffinity"};
 
 TEST_CASE("resolve_spin_policy defaults to a 100 us adaptive budget on two CPUs") {
   FakeEnv env;
-  std::ostringstream warnings;
+  std::string warnings;
   const auto policy = resolve_spin_policy({}, env.lookup(), kTwoCpus, warnings);
   CHECK(policy.budget == 100us);
   CHECK(policy.adaptive);
   CHECK(policy.reason == "default");
-  CHECK(warnings.str().empty());
+  CHECK(warnings.empty());
 }
 
 TEST_CASE("resolve_spin_policy takes TSGO_SYNC_SPIN_US and TSGO_SYNC_SPIN_ADAPTIVE from the environment") {
   FakeEnv env{{{"TSGO_SYNC_SPIN_US", "40"}, {"TSGO_SYNC_SPIN_ADAPTIVE", "0"}}};
-  std::ostringstream warnings;
+  std::string warnings;
   const auto policy = resolve_spin_policy({}, env.lookup(), kTwoCpus, warnings);
   CHECK(policy.budget == 40us);
   CHECK_FALSE(policy.adaptive);
@@ -58,7 +57,7 @@ TEST_CASE("resolve_spin_policy takes TSGO_SYNC_SPIN_US and TSGO_SYNC_SPIN_ADAPTI
 
 TEST_CASE("resolve_spin_policy lets a flag beat the environment") {
   FakeEnv env{{{"TSGO_SYNC_SPIN_US", "40"}, {"TSGO_SYNC_SPIN_ADAPTIVE", "0"}}};
-  std::ostringstream warnings;
+  std::string warnings;
   const auto policy = resolve_spin_policy(SpinOverrides{0, true, std::nullopt}, env.lookup(), kTwoCpus, warnings);
   CHECK(policy.budget == 0us);
   CHECK(policy.adaptive);
@@ -69,11 +68,11 @@ TEST_CASE("resolve_spin_policy warns once naming the variable and uses the defau
   for (const char* bad : {"-5", "abc", "", "12us", "1e3"}) {
     CAPTURE(bad);
     FakeEnv env{{{"TSGO_SYNC_SPIN_US", bad}, {"TSGO_SYNC_SPIN_ADAPTIVE", "maybe"}}};
-    std::ostringstream warnings;
+    std::string warnings;
     const auto policy = resolve_spin_policy({}, env.lookup(), kTwoCpus, warnings);
     CHECK(policy.budget == 100us);
     CHECK(policy.adaptive);
-    CHECK(warnings.str() == "spinrpc: ignoring TSGO_SYNC_SPIN_US=\"" + std::string(bad) +
+    CHECK(warnings == "spinrpc: ignoring TSGO_SYNC_SPIN_US=\"" + std::string(bad) +
                                 "\": expected a non-negative number of microseconds\n"
                                 "spinrpc: ignoring TSGO_SYNC_SPIN_ADAPTIVE=\"maybe\": expected 1 or 0\n");
   }
@@ -81,19 +80,19 @@ TEST_CASE("resolve_spin_policy warns once naming the variable and uses the defau
 
 TEST_CASE("resolve_spin_policy warns about a negative option as about a bad variable, and the environment decides") {
   FakeEnv env{{{"TSGO_SYNC_SPIN_US", "40"}}};
-  std::ostringstream warnings;
+  std::string warnings;
   auto policy = resolve_spin_policy(SpinOverrides{-5, std::nullopt, std::nullopt}, env.lookup(), kTwoCpus, warnings);
   CHECK(policy.budget == 40us);
   CHECK(policy.reason == "TSGO_SYNC_SPIN_US=40");
-  CHECK(warnings.str() ==
+  CHECK(warnings ==
         "spinrpc: ignoring SyncRpcOptions::spin.spin_us=\"-5\": expected a non-negative number of microseconds\n");
 
   FakeEnv empty;
-  warnings.str("");
+  warnings.clear();
   policy = resolve_spin_policy(SpinOverrides{-1, std::nullopt, std::nullopt}, empty.lookup(), kTwoCpus, warnings);
   CHECK(policy.budget == 100us);
   CHECK(policy.reason == "default");
-  CHECK(warnings.str().find("spin.spin_us=\"-1\"") != std::string::npos);
+  CHECK(warnings.find("spin.spin_us=\"-1\"") != std::string::npos);
 }
 
 TEST_CASE("the command line, the environment and the options share one parser and one warning") {
@@ -112,7 +111,7 @@ TEST_CASE("the command line, the environment and the options share one parser an
 
 TEST_CASE("resolve_spin_policy defaults the budget to 0 with fewer than two CPUs and says why") {
   FakeEnv env;
-  std::ostringstream warnings;
+  std::string warnings;
   auto policy = resolve_spin_policy({}, env.lookup(), kOneCpu, warnings);
   CHECK(policy.budget == 0us);
   CHECK(policy.reason == "default 0: 1 CPU available (sched_getaffinity)");
@@ -124,7 +123,7 @@ TEST_CASE("resolve_spin_policy defaults the budget to 0 with fewer than two CPUs
 
 TEST_CASE("resolve_spin_policy spins on one CPU when the environment or a flag asks explicitly") {
   FakeEnv env{{{"TSGO_SYNC_SPIN_US", "100"}}};
-  std::ostringstream warnings;
+  std::string warnings;
   CHECK(resolve_spin_policy({}, env.lookup(), kOneCpu, warnings).budget == 100us);
   FakeEnv empty;
   CHECK(resolve_spin_policy(SpinOverrides{30, std::nullopt, std::nullopt}, empty.lookup(), kOneCpu, warnings).budget == 30us);
@@ -204,7 +203,7 @@ TEST_CASE("available_cpus counts at most one CPU once this thread is pinned to o
   CHECK(cpus.cpus <= 1);
   CHECK(cpus.source == (cpus.cpus == 1 ? "sched_getaffinity" : "cgroup cpu.max"));
   FakeEnv env;
-  std::ostringstream warnings;
+  std::string warnings;
   const auto policy = resolve_spin_policy({}, env.lookup(), cpus, warnings);
   CHECK(policy.budget == 0us);
   CHECK(policy.reason.find(" CPU available (" + cpus.source + ")") != std::string::npos);
@@ -235,7 +234,7 @@ TEST_CASE("available_cpus counts every CPU in the affinity mask unless a cgroup 
 
 TEST_CASE("placement: auto by default, SPINRPC_PLACEMENT next, the option first; a bad value warns") {
   using Setting = spinrpc::PlacementController::Setting;
-  std::ostringstream warnings;
+  std::string warnings;
   FakeEnv empty;
   auto policy = resolve_spin_policy({}, empty.lookup(), kTwoCpus, warnings);
   CHECK(policy.placement == Setting::automatic);
@@ -248,11 +247,11 @@ TEST_CASE("placement: auto by default, SPINRPC_PLACEMENT next, the option first;
                                warnings);
   CHECK(policy.placement == Setting::occupy);
   CHECK(policy.placement_reason == "--placement=occupy");
-  CHECK(warnings.str().empty());
+  CHECK(warnings.empty());
   FakeEnv bad{{{"SPINRPC_PLACEMENT", "sometimes"}}};
   policy = resolve_spin_policy({}, bad.lookup(), kTwoCpus, warnings);
   CHECK(policy.placement == Setting::automatic);
-  CHECK(warnings.str() == "spinrpc: ignoring SPINRPC_PLACEMENT=\"sometimes\": expected auto, off or occupy\n");
+  CHECK(warnings == "spinrpc: ignoring SPINRPC_PLACEMENT=\"sometimes\": expected auto, off or occupy\n");
   CHECK(spinrpc::parse_placement("auto") == Setting::automatic);
   CHECK(spinrpc::placement_name(Setting::occupy) == "occupy");
 }

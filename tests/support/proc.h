@@ -63,19 +63,27 @@ inline std::string read_proc_text(int pid, const char* entry) {
   return text;
 }
 
+// Whether signal `sig` is in the mask named `field` ("SigCgt:", "SigBlk:")
+// of /proc/PID/status.
+inline bool in_signal_mask(int pid, const std::string& field, int sig) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(field, 0) != 0) continue;
+    const unsigned long long mask = std::stoull(line.substr(field.size()), nullptr, 16);
+    return (mask >> (sig - 1)) & 1ULL;
+  }
+  return false;
+}
+
 // Whether process `pid` has a handler installed for signal `sig` (the
 // SigCgt mask of /proc/PID/status). A test that signals a server waits for
 // it: a signal sent before is lost when the server was started with it
 // ignored (a background job of a non-interactive shell is), or kills it
 // by the default action instead of the server's own ending.
-inline bool catches_signal(int pid, int sig) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("SigCgt:", 0) != 0) continue;
-    const unsigned long long mask = std::stoull(line.substr(7), nullptr, 16);
-    return (mask >> (sig - 1)) & 1ULL;
-  }
-  return false;
-}
+inline bool catches_signal(int pid, int sig) { return in_signal_mask(pid, "SigCgt:", sig); }
+
+// Whether process `pid`'s main thread blocks signal `sig` (SigBlk): a signal
+// sent from then on waits, pending, instead of being lost or acted on.
+inline bool blocks_signal(int pid, int sig) { return in_signal_mask(pid, "SigBlk:", sig); }
 
 }  // namespace spinrpc::test

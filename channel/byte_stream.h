@@ -14,6 +14,7 @@
 
 #include "channel/channel_stats.h"
 #include "channel/lent_copies.h"
+#include "channel/pipe.h"
 #include "channel/spin_policy.h"
 #include "channel/spin_reader.h"
 #include "channel/unique_fd.h"
@@ -86,7 +87,7 @@ class ByteStream {
   /// large_writes): one default pipe's capacity. Below it, copying
   /// costs less than pinning pages (a small message's round trip is
   /// unchanged).
-  static constexpr std::size_t kLendMinBytes = std::size_t{64} << 10;
+  static constexpr std::size_t kLendMinBytes = kDefaultPipeBytes;
   /// How far a lent write grows its pipe (F_SETPIPE_SZ) to take a big part
   /// in one go: Linux's default pipe-max-size. A 64 KiB pipe holds 16
   /// lent pages, so a 1 MiB part took 16 wake-ups of each side (1 MiB

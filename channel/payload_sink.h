@@ -3,6 +3,7 @@
 #include <cstddef>  // std::byte, std::size_t
 #include <span>     // std::span
 
+#include "channel/pipe.h"
 #include "protocol/message_type.h"
 
 namespace spinrpc {
@@ -16,9 +17,8 @@ namespace spinrpc {
 class PayloadSink {
  public:
   /// Payloads shorter than this stay in the channel's buffer: a copy of a
-  /// few pages costs less than the caller's allocation. One default pipe's
-  /// capacity, as ByteStream::kLendMinBytes.
-  static constexpr std::size_t kMinBytes = std::size_t{64} << 10;
+  /// few pages costs less than the caller's allocation.
+  static constexpr std::size_t kMinBytes = kDefaultPipeBytes;
 
   /// Memory for the `bytes` (>= kMinBytes) payload bytes of a frame of
   /// `type`, valid until the caller is done with the frame; or an empty

@@ -1,8 +1,15 @@
 #pragma once
 
+#include <cstddef>  // std::size_t
+
 #include "channel/unique_fd.h"
 
 namespace spinrpc {
+
+/// A pipe's capacity unless someone grows it (F_SETPIPE_SZ): 16 pages
+/// (pipe(7)). A write of more may wait for the reader; below it, a copy
+/// costs less than lending pages or handing a caller's buffer over.
+inline constexpr std::size_t kDefaultPipeBytes = std::size_t{64} << 10;
 
 /// The two ends of one pipe(2).
 struct PipePair {

@@ -8,6 +8,7 @@
 
 #include "channel/channel_stats.h"
 #include "channel/occupier.h"
+#include "channel/pipe.h"
 #include "channel/placement_controller.h"
 #include "channel/spin_policy.h"
 #include "channel/unique_fd.h"
@@ -67,18 +68,16 @@ class SpinReader {
   void before_write() noexcept;
 
   /// Call before a write of `bytes` that may block for the peer (more than
-  /// a pipe holds, 64 KiB by default): runs SpinPolicy::at_first_idle now if
+  /// a pipe holds, kDefaultPipeBytes): runs SpinPolicy::at_first_idle now if
   /// it has not run, so that work deferred to the first wait (spinrpc-server's
   /// signal watcher) is in place while the write waits. Throws what that
   /// work throws.
   void before_long_write(std::size_t bytes) {
-    if (idle_work_pending_ && bytes > kWriteMayBlockBytes) {
+    if (idle_work_pending_ && bytes > kDefaultPipeBytes) {
       waited_ = true;
       at_first_idle();
     }
   }
-  /// A pipe's default capacity: a bigger write may wait for the reader.
-  static constexpr std::size_t kWriteMayBlockBytes = 64 * 1024;
 
   /// Bounds every later wait: once `deadline` passes with no byte read,
   /// read_some throws TimedOut. std::nullopt (the default) waits forever.

@@ -96,7 +96,7 @@ void ByteStream::reserve_for(std::size_t need) {
   const std::size_t capacity = std::max({capacity_ * 2, need + options_.initial_buffer_bytes});
   if (holds_ == 0) {
     // Nothing held: begin_ == 0 here, a plain grow-and-copy.
-    auto grown = std::make_unique_for_overwrite<std::byte[]>(capacity);
+    ReadBuffer grown = allocate_at_page_offset(capacity, kReadPageOffset);
     std::memcpy(grown.get(), buffer_.get(), pending);
     if (lends_callers_memory()) parked_.push_back(std::move(buffer_));  // as in fill()
     buffer_ = std::move(grown);
@@ -105,7 +105,7 @@ void ByteStream::reserve_for(std::size_t need) {
   }
   // Held bytes must not move: copy only the unconsumed bytes to a new
   // buffer and keep the old one alive until the last Hold ends.
-  auto fresh = std::make_unique_for_overwrite<std::byte[]>(capacity);
+  ReadBuffer fresh = allocate_at_page_offset(capacity, kReadPageOffset);
   std::memcpy(fresh.get(), buffer_.get() + begin_, pending);
   retired_.push_back(std::move(buffer_));
   buffer_ = std::move(fresh);
@@ -122,7 +122,7 @@ std::size_t ByteStream::initial_capacity() const noexcept {
 }
 
 void ByteStream::replace_buffer(std::size_t capacity) {
-  buffer_ = std::make_unique_for_overwrite<std::byte[]>(capacity);
+  buffer_ = allocate_at_page_offset(capacity, kReadPageOffset);
   capacity_ = capacity;
 }
 

@@ -14,6 +14,7 @@
 
 #include "channel/channel_stats.h"
 #include "channel/lent_copies.h"
+#include "channel/page_offset_bytes.h"
 #include "channel/pipe.h"
 #include "channel/spin_policy.h"
 #include "channel/spin_reader.h"
@@ -172,6 +173,11 @@ class ByteStream {
   int out_fd() const noexcept { return out_.get(); }
 
  private:
+  // Read buffers start kReadPageOffset past a page boundary: the kernel's
+  // copy out of a pipe slows down threefold when the destination lies just
+  // past the source within a page (channel/page_offset_bytes.h).
+  using ReadBuffer = PageOffsetBytes;
+
   void release_hold(std::size_t saved_floor, std::uint64_t saved_generation) noexcept;
   // LargeWrites::lend on a pipe: what we lent is the caller's memory (or
   // our read buffers), kept until the peer's next bytes (parked_).
@@ -195,17 +201,17 @@ class ByteStream {
   bool lend_ = false;  // large_writes lends and out_ is a pipe: vmsplice big parts
   std::optional<LentCopies> lent_copies_;  // LargeWrites::lend_copies on a pipe
   std::size_t pipe_bytes_ = 0;  // out_'s capacity as last set or read; 0 = unknown
-  std::unique_ptr<std::byte[]> buffer_;  // uninitialised storage, capacity_ bytes
+  ReadBuffer buffer_;            // uninitialised storage, capacity_ bytes
   std::size_t capacity_ = 0;
   std::size_t begin_ = 0;       // first unconsumed byte
   std::size_t end_ = 0;         // one past the last byte read
   std::size_t floor_ = 0;       // bytes below this offset are held and never moved
   unsigned holds_ = 0;          // live Holds
   std::uint64_t generation_ = 0;  // counts buffers replaced while held
-  std::vector<std::unique_ptr<std::byte[]>> retired_;  // replaced buffers that Holds still view
+  std::vector<ReadBuffer> retired_;  // replaced buffers that Holds still view
   // With lend_: buffers given up while a write may still lend from them;
   // freed once the peer's next bytes arrive (it has read what we lent).
-  std::vector<std::unique_ptr<std::byte[]>> parked_;
+  std::vector<ReadBuffer> parked_;
 };
 
 }  // namespace spinrpc

@@ -26,7 +26,7 @@ std::byte* LentCopies::take(std::size_t bytes, int pipe_fd) {
   if (lent_.size() >= kMaxLent) return nullptr;
   if (spare_.capacity < bytes) {
     spare_ = {};  // freed before the bigger one is allocated
-    spare_.bytes = std::make_unique_for_overwrite<std::byte[]>(bytes);
+    spare_.bytes = allocate_at_page_offset(bytes, kLendPageOffset);
     spare_.capacity = bytes;
   }
   lent_.push_back(std::move(spare_));

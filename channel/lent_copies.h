@@ -4,6 +4,8 @@
 #include <memory>   // std::unique_ptr
 #include <vector>   // std::vector
 
+#include "channel/page_offset_bytes.h"
+
 namespace spinrpc {
 
 /// The buffers a ByteStream lends to a pipe in place of the caller's bytes
@@ -39,7 +41,7 @@ class LentCopies {
 
  private:
   struct Buffer {
-    std::unique_ptr<std::byte[]> bytes;
+    PageOffsetBytes bytes;  // at kLendPageOffset: see channel/page_offset_bytes.h
     std::size_t capacity = 0;
   };
   std::size_t retained_bytes_;

@@ -73,7 +73,7 @@ else
   REPORT="$ROOT/bench/REPORT.md"
   PNG_DIR="$ROOT/bench/report"
   mode=()
-  node_args=(--size 8 --count 90000 --rounds 9 --warmup 1000 --sparse 1000 --spawn 6 --large-mib 1,16 --large-reps 3)
+  node_args=(--size 8 --count 90000 --rounds 9 --warmup 1000 --sparse 1000 --spawn 6 --large-mib 1,16 --large-reps 7)
   async_args=(--count 2000 --inflight 10000 --big 20 --rounds 5 --warmup 200)
   json_bench_rounds=5
   json_bench_args=(--min-seconds 0.3)

@@ -128,16 +128,6 @@ int serve(const CommandLine& line, const std::string& program, const AddMethods&
     channel_options.large_writes = BufferOptions::LargeWrites::lend_copies;
   }
   channel_options.spin = resolve_spin_policy(line.spin);
-  if (line.pipe || line.fifo_in) {
-    // accept and open may wait for a client: signals are watched from now.
-    shutdown.start();
-  } else {
-    // On stdio the client usually wrote its first request while this process
-    // was starting: answered first, the watcher thread's creation comes
-    // after (measured: docs/NODE.md, "Spawn to first reply"). Signals stay
-    // blocked, pending, until then.
-    channel_options.spin.at_first_idle = [&shutdown] { shutdown.start(); };
-  }
   try {
     const std::unique_ptr<Transport> transport = make_transport(line, files);
     Connection connection = transport->accept();

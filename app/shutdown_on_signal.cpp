@@ -85,10 +85,6 @@ ShutdownOnSignal::ShutdownOnSignal(CreatedFiles& files, std::string program, con
   // thread at birth, which unblocks them), they never interrupt the main
   // thread's accept, open or read with EINTR midway through the shutdown.
   block_signals();
-}
-
-void ShutdownOnSignal::start() {
-  if (state_->thread.joinable()) return;
   state_->thread = std::thread([this] {
     const sigset_t set = shutdown_signals();
     pthread_sigmask(SIG_UNBLOCK, &set, nullptr);

@@ -127,9 +127,6 @@ void ByteStream::replace_buffer(std::size_t capacity) {
 }
 
 void ByteStream::write_all(std::span<iovec> parts) {
-  std::size_t total = 0;
-  for (const iovec& part : parts) total += part.iov_len;
-  reader_.before_long_write(total);
   // The peer may be blocked waiting for these bytes: placement acts now,
   // before its wake-up is placed (docs/PLACEMENT.md).
   reader_.before_write();

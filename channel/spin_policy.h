@@ -2,7 +2,6 @@
 
 #include <chrono>   // std::chrono::microseconds, nanoseconds
 #include <cstdint>  // std::uint64_t
-#include <functional>  // std::function
 #include <string>   // std::string
 
 #include "channel/placement_controller.h"
@@ -32,15 +31,6 @@ struct SpinPolicy {
   /// and, finding one, leaves placement to the peer: two placers on one
   /// pair fight (docs/PLACEMENT.md#one-placer-per-pair).
   int peer_pid = 0;
-  /// Work its owner defers from start-up to the reader's first idle
-  /// moment: the first wait that finds nothing to read, or else the second
-  /// wait (the one after the reply to a first message that was already
-  /// waiting). Runs once, on the reader's thread, before that wait; what it
-  /// throws comes out of the read. spinrpc-server starts its signal watcher
-  /// there, so that a client's first reply waits for no thread to be
-  /// created (docs/NODE.md, "Spawn to first reply"); the reader starts its
-  /// own occupier at the same moment.
-  std::function<void()> at_first_idle{};
 };
 
 /// The adaptive rule, pure: no clock, no I/O (docs/SPIN.md#the-rule). Feed it

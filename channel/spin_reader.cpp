@@ -234,21 +234,22 @@ void SpinReader::wait_readable_until(Clock::time_point deadline) {
   }
 }
 
-void SpinReader::at_first_idle() {
+void SpinReader::start_occupier_when_idle() {
   // The first wait of a server whose client wrote before the server was
-  // running finds its first request waiting: that is answered first.
+  // running finds its first request waiting: that is answered first, and
+  // the thread is created in the next wait, while the client reads the
+  // reply (docs/NODE.md, "Spawn to first reply").
   if (!waited_) {
     waited_ = true;
     pollfd p{fd_.get(), POLLIN, 0};
     if (::poll(&p, 1, 0) > 0) return;
   }
-  idle_work_pending_ = false;
-  if (occupier_) occupier_->start();
-  if (policy_.at_first_idle) policy_.at_first_idle();
+  occupier_pending_ = false;
+  occupier_->start();
 }
 
 std::size_t SpinReader::read_some(std::byte* buf, std::size_t len, WaitFor wait_for) {
-  if (idle_work_pending_) at_first_idle();
+  if (occupier_pending_ && occupier_) start_occupier_when_idle();
   ++stats_.waits;
   // Branch: budget 0, a plain blocking read; no clock, no extra syscall.
   if (policy_.budget.count() == 0) {

@@ -8,7 +8,6 @@
 
 #include "channel/channel_stats.h"
 #include "channel/occupier.h"
-#include "channel/pipe.h"
 #include "channel/placement_controller.h"
 #include "channel/spin_policy.h"
 #include "channel/unique_fd.h"
@@ -67,18 +66,6 @@ class SpinReader {
   /// peer's wake-up finds no idle CPU but ours (docs/PLACEMENT.md).
   void before_write() noexcept;
 
-  /// Call before a write of `bytes` that may block for the peer (more than
-  /// a pipe holds, kDefaultPipeBytes): runs SpinPolicy::at_first_idle now if
-  /// it has not run, so that work deferred to the first wait (spinrpc-server's
-  /// signal watcher) is in place while the write waits. Throws what that
-  /// work throws.
-  void before_long_write(std::size_t bytes) {
-    if (idle_work_pending_ && bytes > kDefaultPipeBytes) {
-      waited_ = true;
-      at_first_idle();
-    }
-  }
-
   /// Bounds every later wait: once `deadline` passes with no byte read,
   /// read_some throws TimedOut. std::nullopt (the default) waits forever.
   /// Spinning stays bounded by the budget; only the blocking part of a wait
@@ -119,8 +106,8 @@ class SpinReader {
   void add_spin_time(Clock::duration spun) noexcept;
   void wait_readable_until(Clock::time_point deadline);
   // Once, at the first wait with nothing waiting or else the second wait:
-  // starts the occupier and runs policy_.at_first_idle (SpinPolicy).
-  void at_first_idle();
+  // starts the occupier's thread there, off the path of a first reply.
+  void start_occupier_when_idle();
   // Whether placement may occupy yet: a peer we started has been checked
   // for an occupier of its own (end_cycle), or there is none to check.
   bool peer_known() const noexcept { return policy_.peer_pid <= 0 || peer_checked_; }
@@ -138,7 +125,7 @@ class SpinReader {
   std::uint64_t shared_seen_ = 0;       // occupier_->shared() at the last occupied cycle
   bool peer_checked_ = false;  // peer_runs_occupier(policy_.peer_pid) was asked
   unsigned cycles_ended_ = 0;  // cycles ended before the peer check (at most 2)
-  bool idle_work_pending_ = true;  // at_first_idle() has not run yet
+  bool occupier_pending_ = true;  // start_occupier_when_idle() has not started it yet
   bool waited_ = false;            // read_some was called before
   bool occupied_last_ = false;  // the cycle before the one in progress was occupied
   unsigned shared_waits_ = 0;    // spinning waits in a row that shared our CPU

@@ -334,18 +334,14 @@ TEST_CASE("SIGTERM and SIGINT end an idle server without a word, exit 143/130") 
   }
 }
 
-TEST_CASE("A request waiting at start-up is answered before a SIGTERM sent during start-up ends the server, 143") {
-  // The client wrote before the server ran, as a client that spawns it
-  // does; the signal comes as soon as the server blocks it (its first act),
-  // with SIGTERM ignored at spawn, as for a background job: pending, not
-  // lost, and handled only once the waiting request has its reply (the
-  // watcher starts after the first reply; app/shutdown_on_signal.h).
+TEST_CASE("A SIGTERM sent as soon as the server blocks it ends the server with 143, even started with it ignored") {
+  // SIGTERM ignored at spawn, as for a background job of a non-interactive
+  // shell: a signal that came before the handler was installed used to be
+  // lost there, and the server waited for input forever. Blocked first thing
+  // in main, it waits, pending, for the handler (app/shutdown_on_signal.h).
   PipePair in = make_pipe();
   PipePair out = make_pipe();
   PipePair err = make_pipe();
-  const auto echo = frame_bytes(MessageType::Request, "echo", "early");
-  const auto reply = frame_bytes(MessageType::Response, "echo", "early");
-  write_all(in.write_end.get(), echo);
   struct sigaction ignore {}, saved {};
   ignore.sa_handler = SIG_IGN;
   REQUIRE(::sigaction(SIGTERM, &ignore, &saved) == 0);
@@ -360,9 +356,7 @@ TEST_CASE("A request waiting at start-up is answered before a SIGTERM sent durin
   REQUIRE(status.has_value());
   CHECK(WIFEXITED(*status));
   CHECK(WEXITSTATUS(*status) == 143);
-  const std::optional<std::string> got = read_to_eof(out.read_end.get());
-  REQUIRE(got.has_value());
-  CHECK(*got == std::string(reinterpret_cast<const char*>(reply.data()), reply.size()));
+  CHECK(read_to_eof(out.read_end.get()).value_or("(no EOF)") == "");
   CHECK(read_to_eof(err.read_end.get()).value_or("(no EOF)") == "");
 }
 

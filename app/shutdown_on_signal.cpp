@@ -96,7 +96,7 @@ ShutdownOnSignal::~ShutdownOnSignal() {
   boost::system::error_code ignored;
   state_->signals.cancel(ignored);
   state_->io.stop();
-  if (state_->thread.joinable()) state_->thread.join();
+  state_->thread.join();
   pthread_sigmask(SIG_SETMASK, &state_->saved_mask, nullptr);
 }
 

@@ -239,17 +239,17 @@ void SpinReader::start_occupier_when_idle() {
   // running finds its first request waiting: that is answered first, and
   // the thread is created in the next wait, while the client reads the
   // reply (docs/NODE.md, "Spawn to first reply").
-  if (!waited_) {
-    waited_ = true;
+  if (occupier_start_ == OccupierStart::first_wait) {
+    occupier_start_ = OccupierStart::next_wait;
     pollfd p{fd_.get(), POLLIN, 0};
     if (::poll(&p, 1, 0) > 0) return;
   }
-  occupier_pending_ = false;
+  occupier_start_ = OccupierStart::started;
   occupier_->start();
 }
 
 std::size_t SpinReader::read_some(std::byte* buf, std::size_t len, WaitFor wait_for) {
-  if (occupier_pending_ && occupier_) start_occupier_when_idle();
+  if (occupier_start_ != OccupierStart::started && occupier_) start_occupier_when_idle();
   ++stats_.waits;
   // Branch: budget 0, a plain blocking read; no clock, no extra syscall.
   if (policy_.budget.count() == 0) {
@@ -261,7 +261,7 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len, WaitFor wait_
   if (!controller_.spinning()) {
     const std::size_t n = blocking_read(buf, len);
     ++stats_.blocked_while_suspended;
-    end_wait(Clock::now() - start);
+    end_wait(start, Clock::now());
     return n;
   }
   // Branch: occupying (docs/PLACEMENT.md#what-spinrpc-does-occupy-where-it-pays).
@@ -275,7 +275,7 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len, WaitFor wait_
   if (cycle_wait_ != CycleWait::spin) {
     const std::size_t n = blocking_read(buf, len);
     ++stats_.occupied_waits;
-    end_wait(Clock::now() - start);
+    end_wait(start, Clock::now());
     return n;
   }
   // Branch: spinning. vDSO clock reads cost ~20 ns against ~300 ns for
@@ -290,11 +290,11 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len, WaitFor wait_
   for (;;) {
     const long n = try_read(buf, len);
     if (n >= 0) {
-      const Clock::duration waited = Clock::now() - start;
+      const Clock::time_point now = Clock::now();
       ++stats_.spin_hits;
-      add_spin_time(waited);
+      add_spin_time(now - start);
       note_shared_cpu(shared);
-      end_wait(waited);
+      end_wait(start, now);
       return static_cast<std::size_t>(n);
     }
     // Branch: early in the wait, try again at once (see kYieldAfter).
@@ -327,7 +327,7 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len, WaitFor wait_
   ++stats_.spin_misses;
   add_spin_time(Clock::now() - start);
   const std::size_t n = blocking_read(buf, len);
-  end_wait(Clock::now() - start);
+  end_wait(start, Clock::now());
   return n;
 }
 
@@ -357,9 +357,10 @@ void SpinReader::note_contention() noexcept {
   controller_.after_contention();
 }
 
-void SpinReader::end_wait(Clock::duration wait) {
-  if (wrote_at_ && occupier_) end_cycle(Clock::now());
-  const bool spin = controller_.after_wait(wait);
+void SpinReader::end_wait(Clock::time_point start, Clock::time_point now) {
+  // One clock read serves the wait and the cycle it ends.
+  if (wrote_at_ && occupier_) end_cycle(now);
+  const bool spin = controller_.after_wait(now - start);
   stats_.suspensions = controller_.suspensions();
   stats_.resumptions = controller_.resumptions();
   stats_.spinning = spin;

@@ -89,7 +89,8 @@ class SpinReader {
   // read(2) now: bytes, 0 at EOF, -1 on EAGAIN (a non-blocking fd).
   long read_now(std::byte* buf, std::size_t len);
   std::size_t blocking_read(std::byte* buf, std::size_t len);
-  void end_wait(Clock::duration wait);
+  // After a wait that began at `start` and ended at `now`.
+  void end_wait(Clock::time_point start, Clock::time_point now);
   void end_cycle(Clock::time_point now) noexcept;
   void update_placement_stats() noexcept;
   // After an occupied cycle: true if the peer was found stuck on the
@@ -125,8 +126,10 @@ class SpinReader {
   std::uint64_t shared_seen_ = 0;       // occupier_->shared() at the last occupied cycle
   bool peer_checked_ = false;  // peer_runs_occupier(policy_.peer_pid) was asked
   unsigned cycles_ended_ = 0;  // cycles ended before the peer check (at most 2)
-  bool occupier_pending_ = true;  // start_occupier_when_idle() has not started it yet
-  bool waited_ = false;            // read_some was called before
+  // When the occupier's thread starts (start_occupier_when_idle): at the
+  // first wait unless bytes are already waiting, else at the next one.
+  enum class OccupierStart { first_wait, next_wait, started };
+  OccupierStart occupier_start_ = OccupierStart::first_wait;
   bool occupied_last_ = false;  // the cycle before the one in progress was occupied
   unsigned shared_waits_ = 0;    // spinning waits in a row that shared our CPU
   unsigned waits_since_streak_ = kWaitsForStreakToRecur;  // spinning waits since the last streak (saturating)

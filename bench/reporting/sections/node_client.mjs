@@ -25,8 +25,7 @@ export default function section({ say, nodeRun }) {
     // round r (docs/BENCHMARKING.md#alternation).
     const pairedRows = nodeRun.variants.filter((v) => v.paired_vs_tsgo).map((v) => {
       const p = v.paired_vs_tsgo;
-      const cpu = Number.isFinite(p.server_cpu) ? p.server_cpu : NaN;
-      return [v.name, ratio(p.p50, 1), ratio(p.p75, 1), us(p.worst_p50_ns), us(p.tsgo_worst_p50_ns), ratio(cpu, 1)];
+      return [v.name, ratio(p.p50, 1), ratio(p.p75, 1), us(p.worst_p50_ns), us(p.tsgo_worst_p50_ns), ratio(p.server_cpu, 1)];
     });
     if (pairedRows.length > 0) {
       say("Against tsgo round by round (median of the per-round ratios; below 1 = spinrpc-server faster or cheaper):", "");

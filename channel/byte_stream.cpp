@@ -130,6 +130,11 @@ void ByteStream::write_all(std::span<iovec> parts) {
   // The peer may be blocked waiting for these bytes: placement acts now,
   // before its wake-up is placed (docs/PLACEMENT.md).
   reader_.before_write();
+  // Nothing of this message is in the pipe yet, so an empty pipe means the
+  // reader has read every buffer lent before: they can be written again.
+  // (Asked later, at the big part, the pipe would hold this message's own
+  // header, and a reader that had not taken it yet would cost a buffer.)
+  if (lent_copies_) lent_copies_->reclaim_if_read(out_.get());
   if (!lend_) {
     write_copied(parts.data(), static_cast<int>(parts.size()));
     return;
@@ -162,9 +167,10 @@ void ByteStream::grow_pipe_for(std::size_t bytes) {
 void ByteStream::write_lent(iovec part) {
   const int fd = out_.get();
   if (lent_copies_) {
-    std::byte* copy = lent_copies_->take(part.iov_len, fd);
+    std::byte* copy = lent_copies_->take(part.iov_len);
     if (copy == nullptr) {
       // The reader has not caught up (a pipelining peer): copy into the pipe.
+      ++reader_.stats().unlent_parts;
       write_copied(&part, 1);
       return;
     }
@@ -191,6 +197,7 @@ void ByteStream::write_lent(iovec part) {
       }
       if (err == EINVAL || err == ENOSYS || err == EPERM) {
         // No vmsplice here (a seccomp filter, an odd pipe): copy from now on.
+        ++reader_.stats().unlent_parts;
         lend_ = false;
         write_copied(&part, 1);
         return;
@@ -200,6 +207,7 @@ void ByteStream::write_lent(iovec part) {
     part.iov_base = static_cast<char*>(part.iov_base) + n;
     part.iov_len -= static_cast<std::size_t>(n);
   }
+  ++reader_.stats().lent_parts;
 }
 
 void ByteStream::write_copied(iovec* iov, int count) {

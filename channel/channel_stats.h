@@ -8,7 +8,7 @@
 
 namespace spinrpc {
 
-/// The reader's counters (docs/SPIN.md#counters), spelled out once:
+/// A channel's counters (docs/SPIN.md#counters), spelled out once:
 /// X(name, meaning). Each is a total since the reader started. A name says
 /// its unit: a plural noun counts events of that kind; `_us` is a time in µs. The same names are
 /// the members of ChannelStats, the members of getChannelStats' JSON, the
@@ -33,7 +33,9 @@ namespace spinrpc {
   X(placement_moves, "times the reader moved to the occupier's CPU, where the peer was stuck")    \
   X(placement_unshares, "times the reader blocked once to leave a CPU a spinning peer shared")  \
   X(occupier_contentions, "times the occupier let go: another task wanted its CPU")            \
-  X(occupied_time_us, "wall µs the occupier spent keeping CPUs busy, yields included")
+  X(occupied_time_us, "wall µs the occupier spent keeping CPUs busy, yields included")          \
+  X(lent_parts, "big message parts lent to a pipe (vmsplice) instead of copied into it")         \
+  X(unlent_parts, "big parts copied although lending is on: the reader had not read the last")
 
 /// What a channel's reader did and the spin policy in force
 /// (docs/SPIN.md#counters). Counting is always on: a few integer increments

@@ -21,8 +21,7 @@ void LentCopies::reclaim_if_read(int pipe_fd) {
   lent_.clear();
 }
 
-std::byte* LentCopies::take(std::size_t bytes, int pipe_fd) {
-  reclaim_if_read(pipe_fd);
+std::byte* LentCopies::take(std::size_t bytes) {
   if (lent_.size() >= kMaxLent) return nullptr;
   if (spare_.capacity < bytes) {
     spare_ = {};  // freed before the bigger one is allocated

@@ -28,15 +28,21 @@ class LentCopies {
   /// the pipe is seen empty (BufferOptions::retained_buffer_bytes).
   explicit LentCopies(std::size_t retained_bytes) noexcept : retained_bytes_(retained_bytes) {}
 
-  /// Memory for `bytes` bytes that nothing in the pipe `pipe_fd` refers to,
-  /// counted as lent from now on; null when kMaxLent buffers may still be
-  /// in the pipe. Throws std::bad_alloc.
-  std::byte* take(std::size_t bytes, int pipe_fd);
+  /// Memory for `bytes` bytes that nothing in the pipe refers to, counted
+  /// as lent from now on; null when kMaxLent buffers may still be in the
+  /// pipe. Throws std::bad_alloc. Call reclaim_if_read() first, before any
+  /// byte of the message is written: the pipe then holds only what was
+  /// written before.
+  std::byte* take(std::size_t bytes);
 
   /// Makes the lent buffers ours again if the pipe is empty (one ioctl,
-  /// only while something is lent); the byte stream asks before it waits
-  /// for the peer's next message, so a big buffer is not kept lent (and
-  /// held) for a whole idle spell.
+  /// only while something is lent). The byte stream asks before it writes
+  /// a message, and before it waits for the peer's next one, so a big
+  /// buffer is not kept lent (and held) for a whole idle spell. Asked with
+  /// the message's header already in the pipe, a request–reply reader
+  /// that had not taken the header yet cost a second buffer, and the next
+  /// reply was copied (15 % of 1 MiB echoes from the Node binding;
+  /// docs/NODE.md, "Large payloads").
   void reclaim_if_read(int pipe_fd);
 
  private:

@@ -78,6 +78,10 @@ class SpinReader {
   /// wait (reading them allocates nothing). Valid while this reader lives.
   const ChannelStats& stats() const noexcept { return stats_; }
 
+  /// The same counters, for the writing side of the channel (ByteStream
+  /// counts its lent parts there), so that one struct holds a channel's.
+  ChannelStats& stats() noexcept { return stats_; }
+
  private:
   using Clock = std::chrono::steady_clock;
   // How a try reads without blocking (see the class comment).

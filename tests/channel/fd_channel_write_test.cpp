@@ -184,6 +184,41 @@ TEST_CASE("FdChannel treats ECONNRESET on a socket read as the peer closing") {
   CHECK_FALSE(channel.try_read_frame().has_value());
 }
 
+// A request–reply reader reads each reply whole before it asks again, so
+// the pipe is empty whenever the next reply is written and every big reply
+// is lent from the one warm buffer. The pipe was once asked at the big part,
+// with the reply's own header already in it: a reader that had not taken
+// the header yet cost a second buffer, and the reply after that was copied.
+TEST_CASE("FdChannel with lend_copies lends every reply to a reader that reads each before asking again") {
+  constexpr int kReplies = 20;
+  Link requests = make_link(Transport::Pipe);
+  Link replies = make_link(Transport::Pipe);
+  ChannelOptions lending;
+  lending.large_writes = BufferOptions::LargeWrites::lend_copies;
+  FdChannel server(std::move(requests.read_end), std::move(replies.write_end), lending);
+  FdChannel client(std::move(replies.read_end), std::move(requests.write_end));
+  std::string error;
+  std::thread t([&] {
+    try {
+      for (int i = 0; i < kReplies; ++i) {
+        server.read_frame();
+        server.write_frame(MessageType::Response, bytes("echo"), pattern(kMiB / 4, 70 + i));
+      }
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  });
+  for (int i = 0; i < kReplies; ++i) {
+    CAPTURE(i);
+    client.write_frame(MessageType::Request, bytes("echo"), bytes("next"));
+    CHECK(mismatch(client.read_frame(), {MessageType::Response, bytes("echo"), pattern(kMiB / 4, 70 + i)}) == "");
+  }
+  t.join();
+  CHECK(error == "");
+  CHECK(server.stats().lent_parts == kReplies);
+  CHECK(server.stats().unlent_parts == 0);
+}
+
 // LargeWrites::lend_copies leaves the caller's memory free at once: a writer
 // that pipelines several big frames out of one buffer, changing it after
 // each write while the reader has not read yet, must still deliver each

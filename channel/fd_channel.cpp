@@ -1,5 +1,6 @@
 #include "channel/fd_channel.h"
 
+#include <poll.h>     // ::poll
 #include <sys/uio.h>  // iovec
 
 #include <cstring>    // std::memcpy
@@ -7,6 +8,7 @@
 #include <utility>    // std::move
 
 #include "channel/peer_closed.h"
+#include "channel/syscall.h"
 #include "protocol/frame_decoder.h"
 #include "protocol/frame_encoder.h"
 
@@ -78,6 +80,14 @@ std::optional<FrameView> FdChannel::read_payload_into(PayloadSink& sink, const D
   frame_size_ = buffered.size();  // header, name and the payload's first bytes
   mid_frame_.set(false);
   return FrameView{partial.frame.type, partial.frame.name, ByteView(memory.data(), payload_bytes)};
+}
+
+void FdChannel::prepare_while_waiting(PayloadSink& sink) {
+  // Bytes of the next frame already buffered: nothing to wait for.
+  if (stream_.buffered().size() > frame_size_) return;
+  pollfd p{in_fd(), POLLIN, 0};
+  while (check_syscall([&] { return ::poll(&p, 1, 0); }, "poll", p.fd) == 0 && sink.prepare_step()) {
+  }
 }
 
 FrameView FdChannel::read_frame() {

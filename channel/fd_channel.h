@@ -65,6 +65,12 @@ class FdChannel {
   /// As try_read_frame(), but EOF between frames also throws PeerClosed.
   FrameView read_frame();
 
+  /// Gives `sink` the time until something arrives to read (a byte past
+  /// the last frame returned, or end of input): calls sink.prepare_step()
+  /// until it returns false or poll(2) reports the input readable. Never
+  /// waits otherwise. Throws std::system_error if poll fails.
+  void prepare_while_waiting(PayloadSink& sink);
+
   /// Writes one whole frame; blocks until the kernel has taken all of it
   /// (waiting for POLLOUT if the fd is non-blocking). Throws PeerClosed on
   /// EPIPE/ECONNRESET, std::length_error for a field of 4 GiB or more,

@@ -26,6 +26,16 @@ class PayloadSink {
   /// read then throws the same, and the channel is not usable after it.
   virtual std::span<std::byte> payload_memory(MessageType type, std::size_t bytes) = 0;
 
+  /// One short step of work for the sink while its reply is awaited: the
+  /// Node binding populates the Buffer the next big reply will be read
+  /// into, so that the read does not fault it in page by page
+  /// (node/src/page_populator.h). SyncRpcChannel calls it after writing
+  /// the Request, again and again while nothing has arrived to read, until
+  /// it returns false, so the work must be finite. A step should take tens
+  /// of µs at most: a reply that arrives meanwhile waits for the step
+  /// under way.
+  virtual bool prepare_step() noexcept { return false; }
+
  protected:
   ~PayloadSink() = default;
 };

@@ -126,6 +126,8 @@ SyncRpcChannel::State& SyncRpcChannel::State::usable(const std::unique_ptr<State
 
 ByteView SyncRpcChannel::State::exchange(std::string_view method, ByteView payload, PayloadSink* sink) {
   channel->write_frame(MessageType::Request, as_bytes(method), payload);
+  // A big reply's memory is made ready while the server works.
+  if (sink != nullptr) channel->prepare_while_waiting(*sink);
   // The server may send any number of Calls before its one Response or
   // Error (docs/PROTOCOL.md#exchange-rules).
   for (;;) {

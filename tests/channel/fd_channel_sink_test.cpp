@@ -3,6 +3,8 @@
 // payloads, frames already whole and a sink that declines leave the buffer
 // in charge; the frames after a sunk one read as usual; EOF inside a sunk
 // payload is PeerClosed; and the sink sees the frame's type and length.
+// prepare_while_waiting gives the sink steps only while nothing is there to
+// read.
 #include <doctest/doctest.h>
 
 #include <cstddef>  // std::byte, std::size_t
@@ -118,6 +120,62 @@ TEST_CASE("EOF inside a payload read into the sink is PeerClosed") {
     CHECK(error->where() == PeerClosed::Where::InsideField);
     CHECK(sink.asked.size() == 1);
     CHECK(writer.finish() == "");
+  }
+}
+
+// Counts prepare_step() calls and wants `limit` of them.
+class PreparingSink final : public PayloadSink {
+ public:
+  explicit PreparingSink(int limit) : limit_(limit) {}
+  std::span<std::byte> payload_memory(MessageType, std::size_t) override { return {}; }
+  bool prepare_step() noexcept override { return ++steps < limit_; }
+  int steps = 0;
+
+ private:
+  int limit_;
+};
+
+TEST_CASE("prepare_while_waiting steps the sink until it is done while nothing has arrived") {
+  for (Transport transport : kTransports) {
+    CAPTURE(to_string(transport));
+    Link link = make_link(transport);
+    FdChannel reader = reading_channel(link);
+    PreparingSink sink(5);
+    reader.prepare_while_waiting(sink);
+    CHECK(sink.steps == 5);
+  }
+}
+
+TEST_CASE("prepare_while_waiting gives no step when bytes are waiting or already buffered, or at EOF") {
+  const std::vector<Expected> frames = {
+      {MessageType::Response, bytes("echo"), bytes("one")},
+      {MessageType::Response, bytes("echo"), bytes("two")},
+  };
+  for (Transport transport : kTransports) {
+    CAPTURE(to_string(transport));
+    {
+      // Both frames in the pipe: the first read takes both into the buffer.
+      Link link = make_link(transport);
+      FdChannel reader = preloaded_channel(link, wire(frames));
+      PreparingSink waiting(100);
+      reader.prepare_while_waiting(waiting);
+      CHECK(waiting.steps == 0);
+      CHECK(mismatch(reader.try_read_frame(), frames[0]) == "");
+      // The second frame is buffered, not in the pipe.
+      PreparingSink buffered(100);
+      reader.prepare_while_waiting(buffered);
+      CHECK(buffered.steps == 0);
+      CHECK(mismatch(reader.try_read_frame(), frames[1]) == "");
+    }
+    {
+      Link link = make_link(transport);
+      FdChannel reader = reading_channel(link);
+      link.write_end.reset();  // EOF: poll reports it, and the read must see it now
+      PreparingSink at_eof(100);
+      reader.prepare_while_waiting(at_eof);
+      CHECK(at_eof.steps == 0);
+      CHECK_FALSE(reader.try_read_frame().has_value());
+    }
   }
 }
 

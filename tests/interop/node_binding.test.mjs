@@ -301,6 +301,40 @@ describe("SyncRpcChannel", () => {
     }
   });
 
+  test("big binary replies of one size, read into Buffers made ahead: each its own, none overwritten", () => {
+    // From the second reply of one size on, a Buffer is made for the next
+    // reply and populated while the server works on it (docs/NODE.md,
+    // "Large payloads"). Each reply must still be a Buffer of its own, and
+    // the earlier replies the caller keeps must keep their bytes.
+    const size = (1 << 20) + 5;
+    for (const peer of peers()) {
+      withChannel(peer, ["--api"], (channel) => {
+        const sent = [];
+        const got = [];
+        for (let i = 0; i < 6; i++) {
+          sent.push(pseudoRandomBytes(size, 40 + i));
+          got.push(channel.requestBinarySync("echo", sent[i]));
+        }
+        got.forEach((reply, i) => {
+          assert.ok(Buffer.isBuffer(reply), `${peer.name}: reply ${i} is a Buffer`);
+          assert.equal(reply.byteOffset, 0);
+          assert.equal(reply.buffer.byteLength, size);
+          assert.ok(Buffer.from(reply.buffer, reply.byteOffset, reply.byteLength).equals(sent[i]),
+            `${peer.name}: reply ${i} differs from what was sent`);
+        });
+        const stats = channel.stats();
+        assert.equal(stats.reply_buffers_made_ahead, 5, `${peer.name}: Buffers made ahead`);
+        assert.equal(stats.reply_buffers_used_ahead, 4, `${peer.name}: replies read into them`);
+        // Another size: nothing made ahead fits, and the reply is whole.
+        const other = pseudoRandomBytes(size + 4096, 50);
+        assert.ok(Buffer.from(channel.requestBinarySync("echo", other)).equals(other), `${peer.name}: other size differs`);
+        assert.equal(channel.stats().reply_buffers_used_ahead, 4);
+        assert.equal(channel.stats().reply_buffers_made_ahead, 5);
+        assert.equal(channel.requestSync("echo", "small"), "small");
+      });
+    }
+  });
+
   test("collectTiming: lastBytesSent and lastBytesReceived count payload bytes", () => {
     withChannel(spinrpcPeer(), ["--api"], (channel) => {
       channel.requestSync("echo", "héllo");

@@ -1,9 +1,10 @@
 #!/usr/bin/env node
-// One job of bench/node/jobs.mjs in a process of its own, for the variants
-// that go through spinrpc's Node.js binding. echo_latency.mjs starts it as
-//   node --import node/register.mjs bench/node/job_child.mjs JOB_JSON
-// and reads one line of JSON from its stdout. Exit status 3: a reply
-// differed from what was sent.
+// One job of bench/node/jobs.mjs in a process of its own: for the variants
+// that go through spinrpc's Node.js binding, and for the pure-JS channel's
+// large job (a fresh process, as the binding's). echo_latency.mjs starts it as
+//   node [--import node/register.mjs] bench/node/job_child.mjs JOB_JSON
+// (JOB_JSON's `hook` says which) and reads one line of JSON from its
+// stdout. Exit status 3: a reply differed from what was sent.
 
 import { createRequire } from "node:module";
 import { join } from "node:path";
@@ -14,11 +15,15 @@ const job = JSON.parse(process.argv[2]);
 const req = createRequire(join(job.interop, "package.json"));
 const { API } = await import(pathToFileURL(req.resolve("@typescript/native-preview/unstable/sync")).href);
 try {
-  // The point of the variant: the real API, with spinrpc's channel under it.
+  // The point of the variant: the real API, with spinrpc's channel under
+  // it, or with its own.
   const probe = new API({ tsserverPath: job.server, cwd: process.cwd() });
   const ours = typeof probe.client.channel.stats === "function";
   probe.close();
-  if (!ours) throw new Error("the register hook is not on: the API uses its own channel");
+  if (ours !== job.hook) {
+    throw new Error(job.hook ? "the register hook is not on: the API uses its own channel"
+      : "the API uses spinrpc's channel although the register hook was not given");
+  }
   const result = JOBS[job.kind](API, job);
   if (result.lat) result.lat = Array.from(result.lat);
   process.stdout.write(JSON.stringify(result) + "\n");

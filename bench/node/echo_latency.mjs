@@ -38,7 +38,9 @@
 //               echo, timed together (default 4; 0 = skip)
 // --large-mib LIST  comma-separated payload sizes in MiB for string and
 //               binary echoes (default 1,16; empty = skip), --large-reps R
-//               timed echoes of each per variant and round (default 2)
+//               timed echoes of each per variant and round (default 2),
+//               after --large-warmup W untimed ones (default 1; more
+//               measures a process whose heap big replies have warmed)
 //
 // Variants: spinrpc-server and tsgo through the real client (echoBinary), the
 // same through spinrpc's binding, and
@@ -71,7 +73,7 @@ const JOB_CHILD = join(REPO, "bench", "node", "job_child.mjs");
 function usage(msg) {
   if (msg) console.error(`echo_latency: ${msg}`);
   console.error("usage: node bench/node/echo_latency.mjs [--count N] [--size BYTES] [--rounds R] [--warmup W] [--no-floor] [--server-spin default,placement-off,off,fixed,adaptive] [--json FILE]\n" +
-    "       [--no-binding] [--sparse N] [--sparse-interval-ms MS] [--spawn K] [--large-mib LIST] [--large-reps R]");
+    "       [--no-binding] [--sparse N] [--sparse-interval-ms MS] [--spawn K] [--large-mib LIST] [--large-reps R] [--large-warmup W]");
   process.exit(2);
 }
 const SERVER_SPIN = {
@@ -83,7 +85,7 @@ const SERVER_SPIN = {
 };
 const opts = {
   count: 20000, size: 16, rounds: 9, warmup: 1000, floor: true, serverSpin: null, json: null,
-  binding: true, sparse: 500, sparseIntervalMs: 10, spawn: 4, largeMib: [1, 16], largeReps: 2,
+  binding: true, sparse: 500, sparseIntervalMs: 10, spawn: 4, largeMib: [1, 16], largeReps: 2, largeWarmup: 1,
 };
 {
   const argv = process.argv.slice(2);
@@ -95,6 +97,7 @@ const opts = {
     const key = {
       "--count": "count", "--size": "size", "--rounds": "rounds", "--warmup": "warmup", "--server-spin": "serverSpin", "--json": "json",
       "--sparse": "sparse", "--sparse-interval-ms": "sparseIntervalMs", "--spawn": "spawn", "--large-mib": "largeMib", "--large-reps": "largeReps",
+      "--large-warmup": "largeWarmup",
     }[k];
     if (!key) usage(`unknown argument ${argv[i]}`);
     if (v === undefined) { v = argv[++i]; if (v === undefined) usage(`${k} needs a value`); }
@@ -333,7 +336,7 @@ function runBindingWorkloads() {
   if (opts.largeMib.length > 0 && opts.largeReps > 0) {
     extra.large = Object.fromEntries(CHANNELS.map((c) => [c.name, {}]));
     rounds((c) => {
-      const res = inJobChild({ kind: "large", variant: c.name, server: c.path, env: {}, mib: opts.largeMib, reps: opts.largeReps },
+      const res = inJobChild({ kind: "large", variant: c.name, server: c.path, env: {}, mib: opts.largeMib, reps: opts.largeReps, warmup: opts.largeWarmup },
         c.channel === "binding");
       for (const [key, ns] of Object.entries(res.ns)) (extra.large[c.name][key] ??= []).push(...ns);
     });
@@ -488,7 +491,7 @@ if (opts.binding) {
   }
   if (extra.large) {
     console.log("");
-    console.log(`### Large payloads: echo (string) and echoBinary, ${opts.largeReps} timed per variant and round, each variant in a fresh process (median ms)`);
+    console.log(`### Large payloads: echo (string) and echoBinary, ${opts.largeReps} timed per variant and round after ${opts.largeWarmup} untimed, each variant in a fresh process (median ms)`);
     console.log("");
     const keys = Object.keys(extra.large[CHANNELS[0].name]);
     console.log(`| payload | ${CHANNELS.map((c) => c.name).join(" | ")} | binding / pure-JS → spinrpc-server | binding / pure-JS → tsgo |`);
@@ -521,7 +524,7 @@ if (opts.json) {
       server: v.server ?? null,
     })),
     binding: opts.binding ? {
-      options: { sparse: opts.sparse, sparseIntervalMs: opts.sparseIntervalMs, spawn: opts.spawn, largeMib: opts.largeMib, largeReps: opts.largeReps },
+      options: { sparse: opts.sparse, sparseIntervalMs: opts.sparseIntervalMs, spawn: opts.spawn, largeMib: opts.largeMib, largeReps: opts.largeReps, largeWarmup: opts.largeWarmup },
       sparse: extra.sparse, spawn: extra.spawn, large: extra.large, figures,
     } : null,
   };

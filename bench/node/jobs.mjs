@@ -159,10 +159,11 @@ function largePayload(kind, bytes) {
 
 /**
  * large: for each size (MiB) and kind (string: echo, binary: echoBinary),
- * one untimed echo, then `reps` timed ones, each reply compared after its
- * time is taken. Returns { ns: { "1 MiB string": [reps times], ... } }.
+ * `warmup` untimed echoes (at least one, compared), then `reps` timed ones,
+ * each reply compared after its time is taken. Returns
+ * { ns: { "1 MiB string": [reps times], ... } }.
  */
-export function largeJob(API, { variant, server, env, mib, reps }) {
+export function largeJob(API, { variant, server, env, mib, reps, warmup = 1 }) {
   const api = openApi(API, server, env);
   const ns = {};
   try {
@@ -171,7 +172,9 @@ export function largeJob(API, { variant, server, env, mib, reps }) {
         const payload = largePayload(kind, m << 20);
         const echo = (p) => (kind === "string" ? api.client.echo(p) : api.client.echoBinary(p));
         const same = (r) => (kind === "string" ? r === payload : sameBytes(r, payload));
-        if (!same(echo(payload))) throw new IntegrityError(`${variant}: ${m} MiB ${kind} echo came back wrong`);
+        for (let i = 0; i < Math.max(1, warmup); i++) {
+          if (!same(echo(payload))) throw new IntegrityError(`${variant}: ${m} MiB ${kind} echo came back wrong`);
+        }
         const key = `${m} MiB ${kind}`;
         ns[key] = [];
         for (let i = 0; i < reps; i++) {

@@ -41,7 +41,7 @@ export default function section({ say, nodeRun }) {
         same[name] ? ratio(median(e.ctorNs), median(b.spawn[same[name]].ctorNs)) : "", e.roundMedian.map(ms).join(", ")])), "");
   }
   if (b.large) {
-    say(`Large payloads: ${b.options.largeReps} timed echoes of each per variant and round, each variant in a fresh Node process (a long-lived one reuses the heap earlier big Buffers left; docs/NODE.md, "Large payloads") (median ms).`, "");
+    say(`Large payloads: ${b.options.largeReps} timed echoes of each per variant and round after ${b.options.largeWarmup ?? 1} untimed, each variant in a fresh Node process (a long-lived one reuses the heap earlier big Buffers left; docs/NODE.md, "Large payloads") (median ms).`, "");
     const names = Object.keys(b.large);
     const keys = Object.keys(b.large[names[0]] ?? {});
     say(table(["payload", ...names, "binding / pure-JS → spinrpc-server", "binding / pure-JS → tsgo"],

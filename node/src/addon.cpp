@@ -351,19 +351,23 @@ class ReplyBuffers final : public PayloadSink {
     ++made_ahead_;
   }
 
-  // Lets the Buffer made ahead go (used, of another size, or the channel
-  // is going).
+  // Lets the Buffer made ahead go (used, or of another size).
   void drop_ahead() noexcept {
     if (ahead_ != nullptr) napi_delete_reference(env_, ahead_);
     ahead_ = nullptr;
     ahead_memory_ = {};
   }
 
-  // Lets the last reply's Buffer go (a newer one is kept, or the channel
-  // is going).
+  // Lets the last reply's Buffer go (a newer one is kept).
   void drop_last() noexcept {
     if (last_ != nullptr) napi_delete_reference(env_, last_);
     last_ = nullptr;
+  }
+
+  // Lets both go (the channel is closed or going).
+  void release() noexcept {
+    drop_ahead();
+    drop_last();
   }
 
   // For stats(): Buffers made ahead, and those a reply was read into.
@@ -433,8 +437,7 @@ class Channel : public Napi::ObjectWrap<Channel> {
 
   // Garbage-collected while open: the child is ended, not left running.
   ~Channel() override {
-    reply_buffers_.drop_ahead();
-    reply_buffers_.drop_last();
+    reply_buffers_.release();
     if (!core_) return;
     LiveChannels::get().remove(&*core_);
     core_->end_now();
@@ -560,6 +563,9 @@ class Channel : public Napi::ObjectWrap<Channel> {
   // close(): ends the child; never throws (as the TS 7 channel), except
   // from inside one of this channel's callbacks.
   Napi::Value close(const Napi::CallbackInfo& info) {
+    // The Buffers kept for replies to come go with the channel, not with
+    // the JavaScript object, which may live on.
+    reply_buffers_.release();
     try {
       core_->close();
     } catch (const std::logic_error& e) {

@@ -3,6 +3,7 @@
 #include <sys/mman.h>  // ::madvise
 
 #include <algorithm>  // std::min
+#include <cerrno>     // errno, EINTR
 #include <cstdint>    // std::uintptr_t
 
 #include "channel/page_offset_bytes.h"
@@ -32,8 +33,13 @@ void PagePopulator::reset(std::span<std::byte> block) noexcept {
 
 bool PagePopulator::populate(std::size_t bytes) noexcept {
   if (bytes == 0) return false;
-  if (::madvise(begin_ + done_, bytes, MADV_POPULATE_WRITE) != 0) {
-    done_ = page_bytes();  // refused: the read faults the rest in
+  int result = 0;
+  // EINTR: a signal came while the pages were faulted in; the rest is
+  // asked again (the ones in already cost a page-table walk).
+  while ((result = ::madvise(begin_ + done_, bytes, MADV_POPULATE_WRITE)) != 0 && errno == EINTR) {
+  }
+  if (result != 0) {
+    done_ = page_bytes();  // refused (EINVAL before Linux 5.14): the read faults the rest in
     return false;
   }
   done_ += bytes;

@@ -84,7 +84,7 @@ std::optional<FrameView> FdChannel::read_payload_into(PayloadSink& sink, const D
 
 void FdChannel::prepare_while_waiting(PayloadSink& sink) {
   // Bytes of the next frame already buffered: nothing to wait for.
-  if (stream_.buffered().size() > frame_size_) return;
+  if (!sink.has_preparation() || stream_.buffered().size() > frame_size_) return;
   pollfd p{in_fd(), POLLIN, 0};
   while (check_syscall([&] { return ::poll(&p, 1, 0); }, "poll", p.fd) == 0 && sink.prepare_step()) {
   }

@@ -66,9 +66,10 @@ class FdChannel {
   FrameView read_frame();
 
   /// Gives `sink` the time until something arrives to read (a byte past
-  /// the last frame returned, or end of input): calls sink.prepare_step()
-  /// until it returns false or poll(2) reports the input readable. Never
-  /// waits otherwise. Throws std::system_error if poll fails.
+  /// the last frame returned, or end of input): when sink.has_preparation(),
+  /// calls sink.prepare_step() until it returns false or poll(2) reports
+  /// the input readable. Never waits otherwise. Throws std::system_error if
+  /// poll fails.
   void prepare_while_waiting(PayloadSink& sink);
 
   /// Writes one whole frame; blocks until the kernel has taken all of it

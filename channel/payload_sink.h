@@ -36,6 +36,10 @@ class PayloadSink {
   /// under way.
   virtual bool prepare_step() noexcept { return false; }
 
+  /// Whether prepare_step() has anything to do now: asked first, so that
+  /// a sink with nothing to prepare (most requests) costs no poll(2).
+  virtual bool has_preparation() const noexcept { return false; }
+
  protected:
   ~PayloadSink() = default;
 };

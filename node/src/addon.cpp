@@ -329,6 +329,9 @@ class ReplyBuffers final : public PayloadSink {
   // While the server works on the next request: populate the Buffer made
   // ahead for its reply, a step at a time.
   bool prepare_step() noexcept override { return ahead_ != nullptr && populator_.step(); }
+  bool has_preparation() const noexcept override {
+    return ahead_ != nullptr && populator_.populated_bytes() < populator_.page_bytes();
+  }
 
   // The Buffer, when `reply` is the payload read into it; else null.
   napi_value holding(ByteView reply) const noexcept {

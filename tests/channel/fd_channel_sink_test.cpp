@@ -129,6 +129,7 @@ class PreparingSink final : public PayloadSink {
   explicit PreparingSink(int limit) : limit_(limit) {}
   std::span<std::byte> payload_memory(MessageType, std::size_t) override { return {}; }
   bool prepare_step() noexcept override { return ++steps < limit_; }
+  bool has_preparation() const noexcept override { return steps < limit_; }
   int steps = 0;
 
  private:
@@ -144,6 +145,14 @@ TEST_CASE("prepare_while_waiting steps the sink until it is done while nothing h
     reader.prepare_while_waiting(sink);
     CHECK(sink.steps == 5);
   }
+}
+
+TEST_CASE("prepare_while_waiting asks a sink with nothing to prepare for no step") {
+  Link link = make_link(Transport::Pipe);
+  FdChannel reader = reading_channel(link);
+  PreparingSink done(0);
+  reader.prepare_while_waiting(done);
+  CHECK(done.steps == 0);
 }
 
 TEST_CASE("prepare_while_waiting gives no step when bytes are waiting or already buffered, or at EOF") {

@@ -176,15 +176,9 @@ function runApi(path, env = {}, spin = null) {
 }
 
 /**
- * A job for spinrpc's binding, in a child Node started with the register
- * hook (bench/node/job_child.mjs): what a user of `node --import` runs.
- */
-function inBindingChild(job) {
-  return inJobChild(job, true);
-}
-/**
- * One job in a fresh Node process: through the register hook (the
- * binding) or without it (the pure-JS channel). The large job runs so for
+ * One job in a fresh Node process (bench/node/job_child.mjs): through the
+ * register hook (the binding: what a user of `node --import` runs) or
+ * without it (the pure-JS channel). The large job runs so for
  * both channels: in the long-lived bench process the pure-JS channel's
  * replies reused the heap that earlier rounds' big Buffers had left
  * (0.46 ms a 1 MiB binary echo, against 1.4 in a fresh process), while the
@@ -200,7 +194,7 @@ function inJobChild(job, hook) {
 }
 function runBinding(path) {
   return (variant, n) => {
-    const res = inBindingChild({ kind: "latency", variant, server: path, env: {}, n, warmup: opts.warmup, size: opts.size });
+    const res = inJobChild({ kind: "latency", variant, server: path, env: {}, n, warmup: opts.warmup, size: opts.size }, true);
     return { ...res, lat: Float64Array.from(res.lat) };
   };
 }
@@ -300,7 +294,7 @@ const CHANNELS = [
   { name: "binding → tsgo", channel: "binding", server: "tsgo", path: TSGO },
 ];
 const runJob = (c, kind, job) => (c.channel === "binding"
-  ? inBindingChild({ ...job, kind, variant: c.name, server: c.path, env: {} })
+  ? inJobChild({ ...job, kind, variant: c.name, server: c.path, env: {} }, true)
   : JOBS[kind](API, { ...job, variant: c.name, server: c.path, env: {} }));
 /** Round r of `total` split over opts.rounds. */
 const share = (total, r) => Math.floor(total / opts.rounds) + (r < total % opts.rounds ? 1 : 0);

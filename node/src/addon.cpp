@@ -328,10 +328,8 @@ class ReplyBuffers final : public PayloadSink {
 
   // While the server works on the next request: populate the Buffer made
   // ahead for its reply, a step at a time.
-  bool prepare_step() noexcept override { return ahead_ != nullptr && populator_.step(); }
-  bool has_preparation() const noexcept override {
-    return ahead_ != nullptr && populator_.populated_bytes() < populator_.page_bytes();
-  }
+  bool prepare_step() noexcept override { return populator_.step(); }
+  bool has_preparation() const noexcept override { return !populator_.done(); }
 
   // The Buffer, when `reply` is the payload read into it; else null.
   napi_value holding(ByteView reply) const noexcept {
@@ -359,6 +357,7 @@ class ReplyBuffers final : public PayloadSink {
     if (ahead_ != nullptr) napi_delete_reference(env_, ahead_);
     ahead_ = nullptr;
     ahead_memory_ = {};
+    populator_.reset({});
   }
 
   // Lets the last reply's Buffer go (a newer one is kept).
@@ -385,7 +384,7 @@ class ReplyBuffers final : public PayloadSink {
   napi_ref ahead_ = nullptr;    // a Buffer for the next reply, made ahead
   napi_ref last_ = nullptr;     // the last big reply's Buffer
   std::span<std::byte> ahead_memory_;
-  PagePopulator populator_;     // over ahead_memory_
+  PagePopulator populator_;     // over ahead_memory_ (empty without it)
   std::uint64_t made_ahead_ = 0;
   std::uint64_t used_ahead_ = 0;
 };

@@ -37,6 +37,9 @@ class PagePopulator {
   /// Populates all that remains.
   void finish() noexcept;
 
+  /// Whether nothing is left to populate (also before the first reset()).
+  bool done() const noexcept { return done_ == page_bytes(); }
+
   /// Bytes populated so far of the block's whole pages, and their total.
   std::size_t populated_bytes() const noexcept { return done_; }
   std::size_t page_bytes() const noexcept { return end_ - begin_; }

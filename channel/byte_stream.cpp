@@ -52,12 +52,17 @@ std::size_t ByteStream::fill(std::size_t need) {
   if (begin_ == end_ && holds_ == 0) {
     // Nothing buffered and nothing held: rewind for free instead of memmove.
     begin_ = end_ = 0;
-    if (capacity_ > std::max(options_.retained_buffer_bytes, initial_capacity())) {
+    // The message just consumed needed a big buffer: the next may too
+    // (BufferOptions::retained_buffer_bytes).
+    const bool big_before = largest_need_ > options_.retained_buffer_bytes;
+    largest_need_ = 0;
+    if (!big_before && capacity_ > std::max(options_.retained_buffer_bytes, initial_capacity())) {
       // LargeWrites::lend: a message we lent may still point into it.
       if (lends_callers_memory()) parked_.push_back(std::move(buffer_));
       replace_buffer(initial_capacity());
     }
   }
+  largest_need_ = std::max(largest_need_, need);
   // Bytes buffered but not a whole message: the peer is writing the rest.
   const auto wait_for = begin_ != end_ ? SpinReader::WaitFor::rest_of_message : SpinReader::WaitFor::message;
   // Before waiting for the peer's next message: copies lent to it that it

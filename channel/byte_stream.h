@@ -29,10 +29,14 @@ struct BufferOptions {
   /// small messages. 64 KiB holds one pipe's worth (the Linux default pipe
   /// capacity), so a burst never needs two reads.
   std::size_t initial_buffer_bytes = std::size_t{64} << 10;
-  /// A read buffer grown beyond this many bytes for one big message is given
-  /// back once that message is consumed, so one 200 MiB message does not
-  /// pin 200 MiB for the rest of the session. Growth up to it is kept, so
-  /// steady traffic of 1 MiB messages never reallocates.
+  /// A read buffer grown beyond this many bytes for big messages is given
+  /// back once a message that did not need it (at most this many bytes)
+  /// has been read, so one 200 MiB message does not pin 200 MiB for the
+  /// rest of the session, while a run of big messages reuses one buffer: a
+  /// fresh buffer for each cost spinrpc-server a page fault per 4 KiB
+  /// (4,098 per 16 MiB echo, 30-35 ms an echo against 18-24 ms kept;
+  /// docs/NODE.md, "The reply's pages"). Growth up to it is kept, so steady
+  /// traffic of 1 MiB messages never reallocates.
   std::size_t retained_buffer_bytes = std::size_t{16} << 20;
   /// How write_all() puts parts of kLendMinBytes or more into a pipe or
   /// FIFO (a socket always takes copies). A pipe's own pages cost the reader
@@ -168,6 +172,10 @@ class ByteStream {
   /// The reader's counters and spin policy.
   const ChannelStats& stats() const noexcept { return reader_.stats(); }
 
+  /// The read buffer's size now, in bytes (BufferOptions::retained_buffer_bytes
+  /// says when it shrinks back).
+  std::size_t read_buffer_bytes() const noexcept { return capacity_; }
+
   /// The borrowed descriptors (owned by this stream).
   int in_fd() const noexcept { return reader_.fd(); }
   int out_fd() const noexcept { return out_.get(); }
@@ -203,6 +211,7 @@ class ByteStream {
   std::size_t pipe_bytes_ = 0;  // out_'s capacity as last set or read; 0 = unknown
   ReadBuffer buffer_;            // uninitialised storage, capacity_ bytes
   std::size_t capacity_ = 0;
+  std::size_t largest_need_ = 0;  // the most fill() was asked for since the last rewind
   std::size_t begin_ = 0;       // first unconsumed byte
   std::size_t end_ = 0;         // one past the last byte read
   std::size_t floor_ = 0;       // bytes below this offset are held and never moved

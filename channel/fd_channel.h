@@ -104,6 +104,9 @@ class FdChannel {
   /// The reader's counters and spin policy (docs/SPIN.md#counters).
   const ChannelStats& stats() const noexcept { return stream_.stats(); }
 
+  /// The read buffer's size now, in bytes (BufferOptions::retained_buffer_bytes).
+  std::size_t read_buffer_bytes() const noexcept { return stream_.read_buffer_bytes(); }
+
   /// Hands the buffered, spin-aware stream under this channel to another
   /// framing (spinrpc-server --async: JsonRpcChannel); the channel is then
   /// empty and must only be destroyed.

@@ -100,6 +100,10 @@ class ByteStream {
   /// a big message grow, so a user's pipe-user-pages-soft budget is spent
   /// on those alone.
   static constexpr std::size_t kMaxPipeBytes = std::size_t{1} << 20;
+  /// LargeWrites::lend_copies copies a big part this many bytes at a time,
+  /// each step just before it is lent, so that the reader starts on the
+  /// first while the rest is copied.
+  static constexpr std::size_t kLendStepBytes = std::size_t{256} << 10;
 
   /// Owns both fds. Throws std::system_error if `in` is not an open fd.
   ByteStream(UniqueFd in, UniqueFd out, BufferOptions buffer, SpinPolicy spin);

@@ -32,11 +32,11 @@ struct BufferOptions {
   /// A read buffer grown beyond this many bytes for big messages is given
   /// back once a message that did not need it (at most this many bytes)
   /// has been read, so one 200 MiB message does not pin 200 MiB for the
-  /// rest of the session, while a run of big messages reuses one buffer: a
-  /// fresh buffer for each cost spinrpc-server a page fault per 4 KiB
-  /// (4,098 per 16 MiB echo, 30-35 ms an echo against 18-24 ms kept;
-  /// docs/NODE.md, "The reply's pages"). Growth up to it is kept, so steady
-  /// traffic of 1 MiB messages never reallocates.
+  /// rest of the session (it does until the next message comes), while a
+  /// run of big messages reuses one buffer: a fresh buffer for each cost
+  /// spinrpc-server a page fault per 4 KiB, 4,098 per 16 MiB echo
+  /// (docs/NODE.md, "The reply's pages"). Growth up to it is kept, so
+  /// steady traffic of 1 MiB messages never reallocates.
   std::size_t retained_buffer_bytes = std::size_t{16} << 20;
   /// How write_all() puts parts of kLendMinBytes or more into a pipe or
   /// FIFO (a socket always takes copies). A pipe's own pages cost the reader

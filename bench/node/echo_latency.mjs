@@ -178,11 +178,14 @@ function runApi(path, env = {}, spin = null) {
 /**
  * One job in a fresh Node process (bench/node/job_child.mjs): through the
  * register hook (the binding: what a user of `node --import` runs) or
- * without it (the pure-JS channel). The large job runs so for
+ * without it (the pure-JS channel). The large and sparse jobs run so for
  * both channels: in the long-lived bench process the pure-JS channel's
  * replies reused the heap that earlier rounds' big Buffers had left
- * (0.46 ms a 1 MiB binary echo, against 1.4 in a fresh process), while the
- * binding's always started cold.
+ * (0.46 ms a 1 MiB binary echo, against 1.4 in a fresh process), and its
+ * sparse requests ran with V8's compiler and collector long settled, while
+ * the binding's always started cold (client CPU per 1000 sparse requests
+ * to tsgo: 0.375 s through the binding in a fresh process against 0.330
+ * pure-JS in the bench's; both fresh, without the API, 0.21 against 0.33).
  */
 function inJobChild(job, hook) {
   const args = [...(hook ? ["--import", REGISTER] : []), JOB_CHILD, JSON.stringify({ ...job, hook, interop: INTEROP })];
@@ -312,7 +315,8 @@ function runBindingWorkloads() {
     rounds((c, r) => {
       const n = share(opts.sparse, r);
       if (n === 0) return;
-      const res = runJob(c, "sparse", { n, size: opts.size, intervalMs: opts.sparseIntervalMs });
+      const res = inJobChild({ kind: "sparse", variant: c.name, server: c.path, env: {}, n, size: opts.size, intervalMs: opts.sparseIntervalMs },
+        c.channel === "binding");
       const e = extra.sparse[c.name];
       e.n += res.n; e.clientCpu += res.clientCpu; e.serverCpu += res.serverCpu;
       e.roundClientPer1000.push(res.clientCpu * 1000 / res.n);
@@ -445,7 +449,7 @@ if (opts.binding) {
   console.log(`(2) binding → tsgo / pure-JS → tsgo, the same: p50 ${f.binding_tsgo_vs_purejs_tsgo.p50.toFixed(2)}, p75 ${f.binding_tsgo_vs_purejs_tsgo.p75.toFixed(2)}`);
   if (extra.sparse) {
     console.log("");
-    console.log(`### Sparse requests: ${opts.sparse} ${opts.size}-byte echoes per variant, one every ${opts.sparseIntervalMs} ms`);
+    console.log(`### Sparse requests: ${opts.sparse} ${opts.size}-byte echoes per variant, one every ${opts.sparseIntervalMs} ms, each variant in a fresh process`);
     console.log("");
     console.log("| variant | echoes | client CPU s per 1000 | server CPU s per 1000 | client CPU per 1000, per round |");
     console.log("| --- | ---: | ---: | ---: | --- |");

@@ -27,7 +27,7 @@ export default function section({ say, nodeRun }) {
     const o = b.options;
     const per1000 = (e) => (e.clientCpu * 1000) / e.n;
     const base = per1000(b.sparse["pure-JS → tsgo"]);
-    say(`Sparse requests: ${count(o.sparse)} echoes per variant, one every ${o.sparseIntervalMs} ms.`, "");
+    say(`Sparse requests: ${count(o.sparse)} echoes per variant, one every ${o.sparseIntervalMs} ms, each variant in a fresh Node process.`, "");
     say(table(["variant", "echoes", "client CPU s / 1000", "minus pure-JS → tsgo", "server CPU s / 1000", "per round"],
       Object.entries(b.sparse).map(([name, e]) => [name, count(e.n), secs(per1000(e)), secs(per1000(e) - base),
         secs((e.serverCpu * 1000) / e.n), e.roundClientPer1000.map(secs).join(", ")])), "");

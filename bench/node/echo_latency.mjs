@@ -296,8 +296,12 @@ const CHANNELS = [
   { name: "binding → spinrpc-server", channel: "binding", server: "spinrpc-server", path: SPINRPC },
   { name: "binding → tsgo", channel: "binding", server: "tsgo", path: TSGO },
 ];
+/** A job of channel variant c in a fresh process (inJobChild), whichever the channel. */
+const freshJob = (c, kind, job) =>
+  inJobChild({ ...job, kind, variant: c.name, server: c.path, env: {} }, c.channel === "binding");
+/** The spawn job: the binding's in a fresh process, the pure-JS channel's here. */
 const runJob = (c, kind, job) => (c.channel === "binding"
-  ? inJobChild({ ...job, kind, variant: c.name, server: c.path, env: {} }, true)
+  ? freshJob(c, kind, job)
   : JOBS[kind](API, { ...job, variant: c.name, server: c.path, env: {} }));
 /** Round r of `total` split over opts.rounds. */
 const share = (total, r) => Math.floor(total / opts.rounds) + (r < total % opts.rounds ? 1 : 0);
@@ -315,8 +319,7 @@ function runBindingWorkloads() {
     rounds((c, r) => {
       const n = share(opts.sparse, r);
       if (n === 0) return;
-      const res = inJobChild({ kind: "sparse", variant: c.name, server: c.path, env: {}, n, size: opts.size, intervalMs: opts.sparseIntervalMs },
-        c.channel === "binding");
+      const res = freshJob(c, "sparse", { n, size: opts.size, intervalMs: opts.sparseIntervalMs });
       const e = extra.sparse[c.name];
       e.n += res.n; e.clientCpu += res.clientCpu; e.serverCpu += res.serverCpu;
       e.roundClientPer1000.push(res.clientCpu * 1000 / res.n);
@@ -334,8 +337,7 @@ function runBindingWorkloads() {
   if (opts.largeMib.length > 0 && opts.largeReps > 0) {
     extra.large = Object.fromEntries(CHANNELS.map((c) => [c.name, {}]));
     rounds((c) => {
-      const res = inJobChild({ kind: "large", variant: c.name, server: c.path, env: {}, mib: opts.largeMib, reps: opts.largeReps, warmup: opts.largeWarmup },
-        c.channel === "binding");
+      const res = freshJob(c, "large", { mib: opts.largeMib, reps: opts.largeReps, warmup: opts.largeWarmup });
       for (const [key, ns] of Object.entries(res.ns)) (extra.large[c.name][key] ??= []).push(...ns);
     });
   }

@@ -279,10 +279,13 @@ std::string_view utf8_into(napi_env env, napi_value value, ChannelCore& core,
 class ReplyBuffers final : public PayloadSink {
  public:
   /// Replies made ahead for: PayloadSink::kMinBytes up to this. A Buffer
-  /// made ahead is kept until the next big reply, so a session that got
-  /// 16 MiB replies holds 16 MiB more (the channel's read buffer has the
-  /// same bound, BufferOptions::retained_buffer_bytes).
-  static constexpr std::size_t kMaxAheadBytes = std::size_t{16} << 20;
+  /// made ahead is kept until the next big reply. Bigger ones are not made
+  /// ahead: a Buffer made while the last reply's garbage is still
+  /// uncollected is fresh memory every time, and its populate (8-11 ms per
+  /// 16 MiB) outlasts the server's turn, so each 16 MiB binary echo faulted
+  /// in 4,096 pages; allocated when the reply comes, the Buffer mostly
+  /// reuses a freed one (docs/NODE.md, "The reply's pages").
+  static constexpr std::size_t kMaxAheadBytes = std::size_t{1} << 20;
 
   void begin(napi_env env) noexcept {
     env_ = env;

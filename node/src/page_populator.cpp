@@ -3,6 +3,7 @@
 #include <sys/mman.h>  // ::madvise
 
 #include <algorithm>  // std::min
+#include <array>      // std::array
 #include <cerrno>     // errno, EINTR
 #include <cstdint>    // std::uintptr_t
 
@@ -31,14 +32,44 @@ void PagePopulator::reset(std::span<std::byte> block) noexcept {
   done_ = 0;
 }
 
-bool PagePopulator::populate(std::size_t bytes) noexcept {
-  if (bytes == 0) return false;
+bool PagePopulator::advise(std::byte* from, std::size_t bytes) noexcept {
   int result = 0;
   // EINTR: a signal came while the pages were faulted in; the rest is
   // asked again (the ones in already cost a page-table walk).
-  while ((result = ::madvise(begin_ + done_, bytes, MADV_POPULATE_WRITE)) != 0 && errno == EINTR) {
+  while ((result = ::madvise(from, bytes, MADV_POPULATE_WRITE)) != 0 && errno == EINTR) {
   }
-  if (result != 0) {
+  advised_ += bytes;
+  return result == 0;
+}
+
+bool PagePopulator::populate(std::size_t bytes) noexcept {
+  if (bytes == 0) return false;
+  // Only the pages not in yet are asked for: on pages already in,
+  // MADV_POPULATE_WRITE still takes and drops a reference to each, 1.1-2.4
+  // ms for 16 MiB here, while mincore(2) tells which are in for 0.02 ms
+  // (docs/NODE.md, "The reply's pages").
+  std::array<unsigned char, kResidencyPages> in{};
+  std::byte* const end = begin_ + done_ + bytes;
+  bool ok = true;
+  for (std::byte* chunk = begin_ + done_; ok && chunk < end; chunk += kResidencyPages * kPageBytes) {
+    const std::size_t pages = std::min<std::size_t>(kResidencyPages, static_cast<std::size_t>(end - chunk) / kPageBytes);
+    if (::mincore(chunk, pages * kPageBytes, in.data()) != 0) {
+      ok = advise(chunk, pages * kPageBytes);  // not told: ask for them all
+      continue;
+    }
+    // Each run of pages not in, with one madvise.
+    for (std::size_t i = 0; ok && i < pages;) {
+      if ((in[i] & 1) != 0) {
+        ++i;
+        continue;
+      }
+      std::size_t run = i + 1;
+      while (run < pages && (in[run] & 1) == 0) ++run;
+      ok = advise(chunk + i * kPageBytes, (run - i) * kPageBytes);
+      i = run;
+    }
+  }
+  if (!ok) {
     done_ = page_bytes();  // refused (EINVAL before Linux 5.14): the read faults the rest in
     return false;
   }

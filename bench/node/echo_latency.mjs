@@ -178,14 +178,15 @@ function runApi(path, env = {}, spin = null) {
 /**
  * One job in a fresh Node process (bench/node/job_child.mjs): through the
  * register hook (the binding: what a user of `node --import` runs) or
- * without it (the pure-JS channel). The large and sparse jobs run so for
- * both channels: in the long-lived bench process the pure-JS channel's
+ * without it (the pure-JS channel). The sparse, spawn and large jobs run
+ * so for both channels: in the long-lived bench process the pure-JS channel's
  * replies reused the heap that earlier rounds' big Buffers had left
  * (0.46 ms a 1 MiB binary echo, against 1.4 in a fresh process), and its
  * sparse requests ran with V8's compiler and collector long settled, while
  * the binding's always started cold (client CPU per 1000 sparse requests
  * to tsgo: 0.375 s through the binding in a fresh process against 0.330
  * pure-JS in the bench's; both fresh, without the API, 0.21 against 0.33).
+ * A spawn there also ran with the channel's code compiled by earlier rounds.
  */
 function inJobChild(job, hook) {
   const args = [...(hook ? ["--import", REGISTER] : []), JOB_CHILD, JSON.stringify({ ...job, hook, interop: INTEROP })];
@@ -299,10 +300,6 @@ const CHANNELS = [
 /** A job of channel variant c in a fresh process (inJobChild), whichever the channel. */
 const freshJob = (c, kind, job) =>
   inJobChild({ ...job, kind, variant: c.name, server: c.path, env: {} }, c.channel === "binding");
-/** The spawn job: the binding's in a fresh process, the pure-JS channel's here. */
-const runJob = (c, kind, job) => (c.channel === "binding"
-  ? freshJob(c, kind, job)
-  : JOBS[kind](API, { ...job, variant: c.name, server: c.path, env: {} }));
 /** Round r of `total` split over opts.rounds. */
 const share = (total, r) => Math.floor(total / opts.rounds) + (r < total % opts.rounds ? 1 : 0);
 /** Runs fn(c, r) for every channel variant, rounds alternating, order rotating. */
@@ -328,7 +325,7 @@ function runBindingWorkloads() {
   if (opts.spawn > 0) {
     extra.spawn = Object.fromEntries(CHANNELS.map((c) => [c.name, { ns: [], ctorNs: [], roundMedian: [] }]));
     rounds((c) => {
-      const res = runJob(c, "spawn", { k: opts.spawn });
+      const res = freshJob(c, "spawn", { k: opts.spawn });
       extra.spawn[c.name].ns.push(...res.ns);
       extra.spawn[c.name].ctorNs.push(...res.ctorNs);
       extra.spawn[c.name].roundMedian.push(median(res.ns));

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // One job of bench/node/jobs.mjs in a process of its own: for the variants
 // that go through spinrpc's Node.js binding, and for the pure-JS channel's
-// sparse and large jobs (a fresh process, as the binding's). echo_latency.mjs starts it as
+// sparse, spawn and large jobs (a fresh process, as the binding's). echo_latency.mjs starts it as
 //   node [--import node/register.mjs] bench/node/job_child.mjs JOB_JSON
 // (JOB_JSON's `hook` says which) and reads one line of JSON from its
 // stdout. Exit status 3: a reply differed from what was sent.

@@ -1,9 +1,10 @@
 #include "client-shim/child_process.h"
 
+#include <fcntl.h>     // ::fcntl, F_GETFD
 #include <signal.h>    // ::kill, sigset_t, SIGKILL, SIGPIPE
 #include <spawn.h>     // ::posix_spawnp and its attribute/file-action calls
 #include <sys/wait.h>  // ::waitpid, WNOHANG
-#include <unistd.h>    // STDIN_FILENO, STDOUT_FILENO
+#include <unistd.h>    // STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO
 
 #include <algorithm>     // std::min
 #include <cerrno>        // errno, EINTR
@@ -77,11 +78,21 @@ ChildProcess ChildProcess::spawn(const std::string& executable,
 
   SpawnFileActions files;
   // dup2 clears close-on-exec on the copy, so exactly fds 0 and 1 survive
-  // exec from our pipes; fd 2 is inherited as is.
+  // exec from our pipes.
   if (int err = ::posix_spawn_file_actions_adddup2(&files.actions, stdin_fd, STDIN_FILENO))
     throw_child_error(err, "prepare to spawn", executable, -1);
   if (int err = ::posix_spawn_file_actions_adddup2(&files.actions, stdout_fd, STDOUT_FILENO))
     throw_child_error(err, "prepare to spawn", executable, -1);
+  // The child writes its diagnostics to our stderr, as tsgo's do under the
+  // TS 7 channel (Node's "inherit"). Node marks its own fd 2 close-on-exec
+  // at start-up, so without this the server's error lines (a bad flag, a
+  // Go panic, --stats) were lost under the binding: the child found no fd 2.
+  // A dup2 of fd 2 onto itself clears the flag in the child only (POSIX;
+  // glibc >= 2.29); ours stays as it is. A closed fd 2 stays closed.
+  if (::fcntl(STDERR_FILENO, F_GETFD) != -1) {
+    if (int err = ::posix_spawn_file_actions_adddup2(&files.actions, STDERR_FILENO, STDERR_FILENO))
+      throw_child_error(err, "prepare to spawn", executable, -1);
+  }
   // Every fd spinrpc creates is close-on-exec, but other code in this
   // process may have opened one without it. A leaked write end of another
   // channel's pipe would keep that pipe open in this child, and the other

@@ -12,7 +12,8 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { gone, peers, REPO_ROOT, requireBinary, scriptedPeer, spinrpcPeer, tsgoPeer, watchdog } from "./peers.mjs";
 
@@ -79,6 +80,29 @@ describe("the register hook", () => {
       { cwd: join(REPO_ROOT, "tests", "interop"), encoding: "utf8", timeout: 60_000, env: { ...process.env, NODE_OPTIONS: "" } });
     assert.equal(run.status, 0, run.stderr);
     assert.equal(run.stdout.trim(), "undefined object");
+  });
+
+  test("the server's stderr reaches the user's, as through the pure-JS channel", () => {
+    // Node marks its own fd 2 close-on-exec; the TS 7 channel passes it to
+    // the server ("inherit"), and so must the binding: a bad flag's message,
+    // a Go panic or --stats are written there.
+    const channelJs = join(dirname(createRequire(join(REPO_ROOT, "tests", "interop", "package.json"))
+      .resolve("@typescript/native-preview/package.json")), "dist", "api", "syncChannel.js");
+    for (const peer of [spinrpcPeer(), tsgoPeer()]) {
+      requireBinary(peer);
+      for (const hook of [false, true]) {
+        const script = `const { SyncRpcChannel } = await import(${JSON.stringify(pathToFileURL(channelJs).href)});
+          const channel = new SyncRpcChannel(${JSON.stringify(peer.path)}, ["--api", "--bogus-flag"]);
+          try { channel.requestSync("echo", "x"); } catch {}
+          console.log(typeof channel.stats);`;
+        const run = spawnSync(process.execPath, [...(hook ? ["--import", REGISTER] : []), "--input-type=module", "-e", script],
+          { encoding: "utf8", timeout: 60_000, env: { ...process.env, NODE_OPTIONS: "" } });
+        const what = `${peer.name}, ${hook ? "binding" : "pure-JS channel"}`;
+        assert.equal(run.status, 0, `${what}: ${run.stderr}`);
+        assert.equal(run.stdout.trim(), hook ? "function" : "undefined", what);
+        assert.match(run.stderr, /flag provided but not defined: -bogus-flag/, what);
+      }
+    }
   });
 });
 

@@ -127,6 +127,9 @@ int serve(const CommandLine& line, const std::string& program, const AddMethods&
   if (lend_replies != nullptr && std::string_view(lend_replies) == "1") {
     channel_options.large_writes = BufferOptions::LargeWrites::lend_copies;
   }
+  // --async: a client may write all its requests before it reads a reply;
+  // tsgo reads on regardless (docs/ASYNC.md, "Replies and handlers").
+  channel_options.read_while_writing = line.async;
   channel_options.spin = resolve_spin_policy(line.spin);
   try {
     const std::unique_ptr<Transport> transport = make_transport(line, files);

@@ -1,13 +1,16 @@
 #include "channel/byte_stream.h"
 
-#include <fcntl.h>     // ::vmsplice
-#include <poll.h>      // ::poll
-#include <sys/stat.h>  // ::fstat, S_ISFIFO
-#include <sys/uio.h>   // ::writev
+#include <fcntl.h>       // ::vmsplice, ::open, O_NONBLOCK
+#include <poll.h>        // ::poll
+#include <sys/socket.h>  // ::sendmsg, MSG_DONTWAIT, MSG_NOSIGNAL
+#include <sys/stat.h>    // ::fstat, S_ISFIFO, S_ISSOCK
+#include <sys/uio.h>     // ::writev
+#include <unistd.h>      // ::write
 
 #include <algorithm>  // std::max, std::min
 #include <bit>        // std::bit_ceil
 #include <cstring>    // std::memcpy, std::memmove
+#include <string>     // std::string, std::to_string
 #include <utility>    // std::move
 
 #include "channel/peer_closed.h"
@@ -41,6 +44,10 @@ bool is_pipe(int fd) {
 
 ByteStream::ByteStream(UniqueFd in, UniqueFd out, BufferOptions buffer, SpinPolicy spin)
     : reader_(std::move(in), std::move(spin)), out_(std::move(out)), options_(buffer) {
+  if (options_.read_while_writing) {
+    options_.large_writes = BufferOptions::LargeWrites::copy;  // vmsplice would wait for room
+    choose_write();
+  }
   lend_ = options_.large_writes != BufferOptions::LargeWrites::copy && out_ && is_pipe(out_.get());
   if (lend_ && options_.large_writes == BufferOptions::LargeWrites::lend_copies) {
     lent_copies_.emplace(options_.retained_buffer_bytes);
@@ -250,13 +257,11 @@ void ByteStream::write_copied(iovec* iov, int count) {
     }
   }
   while (count > 0) {
-    const ssize_t n = check_syscall(
-        [&] { return count == 1 ? ::write(fd, iov->iov_base, iov->iov_len) : ::writev(fd, iov, count); },
-        "write to", fd);
+    const ssize_t n = check_syscall([&] { return write_once(iov, count); }, "write to", fd);
     if (n < 0) {
       // Branch: pipe or socket full on a non-blocking fd.
       if (errno == EAGAIN || errno == EWOULDBLOCK) {
-        wait_writable(fd, write_deadline_);
+        wait_until_writable();
         continue;
       }
       // Branch: EPIPE/ECONNRESET, the reader is gone.
@@ -275,6 +280,73 @@ void ByteStream::write_copied(iovec* iov, int count) {
       iov->iov_len -= left;
     }
   }
+}
+
+void ByteStream::choose_write() {
+  struct stat st {};
+  if (!out_ || ::fstat(out_.get(), &st) != 0) return;
+  if (S_ISSOCK(st.st_mode)) {
+    write_with_ = WriteWith::send_dontwait;
+  } else if (S_ISFIFO(st.st_mode)) {
+    // Our own open file description of the same pipe, as SpinReader's for
+    // reading: O_NONBLOCK there leaves the fd we were given as found.
+    const std::string path = "/proc/self/fd/" + std::to_string(out_.get());
+    const int own = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (own >= 0) {
+      nonblocking_out_ = UniqueFd(own);
+      write_with_ = WriteWith::own_nonblocking;
+    }
+  }
+}
+
+ssize_t ByteStream::write_once(const iovec* iov, int count) {
+  switch (write_with_) {
+    case WriteWith::send_dontwait: {
+      msghdr message{};
+      message.msg_iov = const_cast<iovec*>(iov);
+      message.msg_iovlen = static_cast<std::size_t>(count);
+      return ::sendmsg(out_.get(), &message, MSG_DONTWAIT | MSG_NOSIGNAL);
+    }
+    case WriteWith::own_nonblocking:
+      return count == 1 ? ::write(nonblocking_out_.get(), iov->iov_base, iov->iov_len)
+                        : ::writev(nonblocking_out_.get(), iov, count);
+    case WriteWith::as_found:
+      break;
+  }
+  return count == 1 ? ::write(out_.get(), iov->iov_base, iov->iov_len) : ::writev(out_.get(), iov, count);
+}
+
+void ByteStream::wait_until_writable() {
+  const int out = out_.get();
+  if (!options_.read_while_writing) {
+    wait_writable(out, write_deadline_);
+    return;
+  }
+  for (;;) {
+    int timeout_ms = -1;
+    if (write_deadline_) {
+      const auto left = std::chrono::ceil<std::chrono::milliseconds>(*write_deadline_ - std::chrono::steady_clock::now());
+      if (left.count() <= 0) throw TimedOut("the peer took no more bytes before the deadline");
+      timeout_ms = static_cast<int>(left.count());
+    }
+    // The peer may be blocked writing to us, waiting for us to read before
+    // it reads what we write: read while we wait (a socket is one fd both
+    // ways, and both events come on it).
+    pollfd p[2] = {{out, POLLOUT, 0}, {reader_.fd(), POLLIN, 0}};
+    const nfds_t count = input_ended_ || reader_.fd() == out ? 1 : 2;
+    if (count == 1 && !input_ended_) p[0].events |= POLLIN;
+    if (check_syscall([&] { return ::poll(p, count, timeout_ms); }, "poll", out) <= 0) continue;
+    const short in_events = count == 2 ? p[1].revents : p[0].revents;
+    if (!input_ended_ && (in_events & (POLLIN | POLLHUP | POLLERR)) != 0) read_ahead();
+    if ((p[0].revents & (POLLOUT | POLLHUP | POLLERR)) != 0) return;  // or the write says EPIPE
+  }
+}
+
+void ByteStream::read_ahead() {
+  reserve_for(end_ - begin_ + initial_capacity());
+  const long n = reader_.read_available(buffer_.get() + end_, capacity_ - end_);
+  if (n == 0) input_ended_ = true;  // EOF: the next fill() sees it again
+  if (n > 0) end_ += static_cast<std::size_t>(n);
 }
 
 ByteStream::Hold ByteStream::hold(std::size_t bytes) noexcept {

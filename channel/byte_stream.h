@@ -64,6 +64,18 @@ struct BufferOptions {
     lend_copies,
   };
   LargeWrites large_writes = LargeWrites::copy;
+  /// While a write waits for the peer to take bytes, read what the peer
+  /// sends into the read buffer, so that a peer that writes all its
+  /// requests before it reads a reply is not left blocked writing while we
+  /// block writing to it (tsgo's --async reads on a goroutine of its own;
+  /// docs/ASYNC.md, "Replies and handlers"). Writes then go through a
+  /// non-blocking description of our own for a pipe or FIFO (opened again
+  /// through /proc, the fd left as found) or MSG_DONTWAIT for a socket; a
+  /// file or terminal is written as before. Large writes are copied. What
+  /// is read ahead is bounded only by max_message_bytes per message, as
+  /// tsgo buffers it. A view of the last message read stays valid across
+  /// such a write only under a Hold (hold()). For spinrpc-server --async.
+  bool read_while_writing = false;
 };
 
 /// The environment variable by which a client tells the spinrpc-server it
@@ -198,6 +210,15 @@ class ByteStream {
   void after_read(std::size_t n) noexcept;
   // write_all's two ways in: copied (writev) and lent (vmsplice).
   void write_copied(iovec* iov, int count);
+  // BufferOptions::read_while_writing: picks write_with_ from out_'s type.
+  void choose_write();
+  // One write(2)/writev(2)/sendmsg(2) of write_copied's, as write_with_ says.
+  ssize_t write_once(const iovec* iov, int count);
+  // Until out_ can take bytes (or the deadline): with read_while_writing,
+  // reads what the peer sends meanwhile into the read buffer.
+  void wait_until_writable();
+  // Reads what has arrived, without waiting, into the read buffer.
+  void read_ahead();
   void write_lent(iovec part);
   void grow_pipe_for(std::size_t bytes);
   // Makes room for `need` bytes from begin_; may move, grow or replace the buffer.
@@ -209,6 +230,12 @@ class ByteStream {
   std::array<std::byte, 4096> gather_;  // write_copied: a small message's parts, made one
   UniqueFd out_;
   std::optional<std::chrono::steady_clock::time_point> write_deadline_;  // see set_deadline()
+  // BufferOptions::read_while_writing: how a write avoids blocking, and
+  // whether the peer's input has ended (nothing more to read ahead).
+  enum class WriteWith { as_found, own_nonblocking, send_dontwait };
+  WriteWith write_with_ = WriteWith::as_found;
+  UniqueFd nonblocking_out_;  // with own_nonblocking: out_'s pipe, opened again O_NONBLOCK
+  bool input_ended_ = false;
   BufferOptions options_;
   bool lend_ = false;  // large_writes lends and out_ is a pipe: vmsplice big parts
   std::optional<LentCopies> lent_copies_;  // LargeWrites::lend_copies on a pipe

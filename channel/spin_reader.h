@@ -60,6 +60,11 @@ class SpinReader {
   /// docs/SPIN-NOTES.md#a-contended-cpu-ends-the-spin-and-backs-the-adaptive-rule-off).
   std::size_t read_some(std::byte* buf, std::size_t len, WaitFor wait_for = WaitFor::message);
 
+  /// Reads what has arrived, never waiting: bytes read, 0 at EOF, -1 when
+  /// nothing has arrived. Counts nothing in stats(). For ByteStream's
+  /// BufferOptions::read_while_writing.
+  long read_available(std::byte* buf, std::size_t len) { return try_read(buf, len); }
+
   /// Call right before writing a message the peer waits for (FdChannel
   /// does): starts the cycle the placement policy times (write → the peer's
   /// next bytes) and, when occupying pays, pokes the occupier so that the

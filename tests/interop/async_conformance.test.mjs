@@ -471,3 +471,49 @@ describe("async conformance: --pipe", () => {
     judge({ name: "§9 --pipe session", args: ["--api", "--async", "--pipe", "PATH"], input }, ours, theirs);
   });
 });
+
+describe("async: a client that writes every request before it reads a reply", () => {
+  // A batch driver (Python's subprocess, a shell loop) writes all it has,
+  // then reads. tsgo reads stdin on a goroutine of its own, so it takes it
+  // all; a server that stops reading while its stdout is full would leave
+  // both sides blocked writing. Node's stdio here is a socket pair; the
+  // pipe case is a ctest (tests/channel). The 60 s is a hang guard, not a
+  // timing assertion.
+  test("both servers take all 3 MB of requests while no reply is read, then answer every one", async () => {
+    const count = 3000;
+    const params = JSON.stringify("x".repeat(1000));
+    const input = Buffer.concat(Array.from({ length: count }, (_, i) => echo(i, params)));
+    for (const peer of [SPINRPC, TSGO]) {
+      requireBinary(peer);
+      const child = spawn(peer.path, ["--api", "--async", "--cwd", CWD], { stdio: ["pipe", "pipe", "inherit"] });
+      const exited = new Promise((res) => child.on("exit", (code, signal) => res({ code, signal })));
+      try {
+        child.stdout.pause();  // no reply is read until every request is written
+        let guard;
+        const outcome = await Promise.race([
+          new Promise((res) => child.stdin.write(input, () => res("written"))),
+          new Promise((res) => { guard = setTimeout(() => res("stuck"), 60_000); }),
+        ]);
+        clearTimeout(guard);
+        assert.equal(outcome, "written", `${peer.name} stopped reading its stdin while its replies went unread`);
+        const chunks = [];
+        let replies = 0;
+        await new Promise((res, rej) => {
+          const guardRead = setTimeout(() => rej(new Error(`${peer.name}: ${replies} of ${count} replies after 60 s`)), 60_000);
+          child.stdout.on("data", (chunk) => {
+            chunks.push(chunk);
+            replies = parseReplies(Buffer.concat(chunks)).replies.length;
+            if (replies >= count) { clearTimeout(guardRead); res(); }
+          });
+          child.stdout.resume();
+        });
+        const ids = parseReplies(Buffer.concat(chunks)).replies.map((r) => Number(r.id));
+        assert.deepEqual(ids.sort((a, b) => a - b), Array.from({ length: count }, (_, i) => i), peer.name);
+        child.stdin.end();
+        assert.deepEqual(await exited, { code: 0, signal: null }, peer.name);
+      } finally {
+        child.kill("SIGKILL");
+      }
+    }
+  });
+});

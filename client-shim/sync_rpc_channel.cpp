@@ -139,7 +139,7 @@ ByteView SyncRpcChannel::State::exchange(std::string_view method, ByteView paylo
         check_name("response", method, *frame);
         return frame->payload;
       case MessageType::Error:
-        check_name("error", method, *frame);
+        check_name("response", method, *frame);  // the TS 7 channel's word for an Error too
         throw RemoteError(std::string(frame->payload_text()));
       case MessageType::Call:
         answer_call(*frame);
@@ -177,8 +177,10 @@ void SyncRpcChannel::State::answer_call(const FrameView& call) {
   const std::string_view name = call.name_text();
   const auto found = callbacks.find(name);
   if (found == callbacks.end()) {
-    // docs/PROTOCOL.md#exchange-rules: the server is told which one is missing.
-    const std::string message = "unknown callback \"" + std::string(name) + "\"";
+    // docs/PROTOCOL.md#exchange-rules: the server is told which one is
+    // missing, in libsyncrpc's and the TS 7 channel's words.
+    const std::string message = "unknown callback: `" + std::string(name) +
+                                "`. Please make sure to register it on the JavaScript side before invoking it.";
     channel->write_frame(MessageType::CallError, call.name, as_bytes(message));
     return;
   }
@@ -334,9 +336,11 @@ ByteView SyncRpcChannel::request_bytes(std::string_view method, ByteView payload
 
 void SyncRpcChannel::register_callback(std::string name, Callback callback) {
   if (!state_) throw std::logic_error("SyncRpcChannel::register_callback on a moved-from channel");
-  // Replacing the std::function that is running would destroy it mid-call.
-  if (state_->in_request) {
-    throw std::logic_error("SyncRpcChannel::register_callback from inside a callback");
+  // Replacing the std::function that is running would destroy it mid-call;
+  // adding another is safe (an unordered_map's nodes never move).
+  if (state_->in_request && state_->callbacks.contains(name)) {
+    throw std::logic_error("SyncRpcChannel::register_callback from inside a callback: \"" + name +
+                           "\" is registered already and may be the one running");
   }
   if (!callback) {
     throw std::invalid_argument("SyncRpcChannel::register_callback: empty callback for \"" + name +

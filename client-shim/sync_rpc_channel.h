@@ -85,8 +85,9 @@ class ChildExited;
 /// is unusable: further requests throw std::logic_error; close() it.
 ///
 /// WARNING: one thread at a time; callbacks run on the requesting thread and
-/// must not call request(), register_callback() or close() on the same
-/// channel (std::logic_error). The process must not set SIGCHLD to SIG_IGN,
+/// must not call request() or close() on the same channel, nor
+/// register_callback() for a name registered already (std::logic_error);
+/// registering a new name from inside a callback is fine. The process must not set SIGCHLD to SIG_IGN,
 /// and nothing else may reap the child (see client-shim/child_process.h).
 class SyncRpcChannel {
  public:

@@ -176,6 +176,25 @@ std::string string_argument(const Napi::Value& value, const char* what) {
   return value.As<Napi::String>().Utf8Value();
 }
 
+// A spawn argument: a string without NUL bytes. execve(2) would end it at
+// the first NUL and run the child with other arguments than the caller
+// passed; Node's spawn refuses it (ERR_INVALID_ARG_VALUE), and so does the
+// TS 7 channel through it.
+std::string spawn_argument(const Napi::Value& value, const std::string& name, const char* what) {
+  std::string text = string_argument(value, what);
+  if (text.find('\0') != std::string::npos) {
+    Napi::TypeError error = Napi::TypeError::New(
+        value.Env(), "The argument '" + name + "' must be a string without null bytes. Received " +
+                         Napi::Value(value.Env().Global().Get("JSON").As<Napi::Object>().Get("stringify")
+                                         .As<Napi::Function>().Call({value}))
+                             .ToString()
+                             .Utf8Value());
+    error.Set("code", Napi::String::New(value.Env(), "ERR_INVALID_ARG_VALUE"));
+    throw error;
+  }
+  return text;
+}
+
 // A non-negative whole number of milliseconds or microseconds.
 long long count_option(const Napi::Value& value, const char* key) {
   const double number = value.IsNumber() ? value.As<Napi::Number>().DoubleValue() : -1;
@@ -198,14 +217,11 @@ bool bool_option(const Napi::Value& value, const char* key) {
 // object of our options (docs/NODE.md, "Options").
 void read_options(const Napi::Value& value, SyncRpcOptions& options, bool& collect_timing) {
   if (value.IsUndefined()) return;
-  if (value.IsBoolean()) {
-    collect_timing = value.As<Napi::Boolean>().Value();
-    return;
-  }
   if (!value.IsObject() || value.IsArray() || value.IsFunction()) {
-    throw Napi::TypeError::New(value.Env(),
-                               "SyncRpcChannel: the third argument must be a boolean (collectTiming) "
-                               "or an options object");
+    // TS 7's collectTiming, taken as the TS 7 channel takes it (`if
+    // (this.collectTiming)`): any value but a plain object, by truthiness.
+    collect_timing = value.ToBoolean().Value();
+    return;
   }
   const Napi::Object object = value.As<Napi::Object>();
   const Napi::Array keys = object.GetPropertyNames();
@@ -415,7 +431,7 @@ class Channel : public Napi::ObjectWrap<Channel> {
 
   explicit Channel(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Channel>(info) {
     const Napi::Env env = info.Env();
-    const std::string executable = string_argument(info[0], "SyncRpcChannel: exe");
+    const std::string executable = spawn_argument(info[0], "file", "SyncRpcChannel: exe");
     if (!info[1].IsArray()) {
       throw Napi::TypeError::New(env, "SyncRpcChannel: args must be an array of strings");
     }
@@ -423,7 +439,8 @@ class Channel : public Napi::ObjectWrap<Channel> {
     std::vector<std::string> args;
     args.reserve(array.Length());
     for (std::uint32_t i = 0; i < array.Length(); ++i) {
-      args.push_back(string_argument(array.Get(i), "SyncRpcChannel: every element of args"));
+      args.push_back(spawn_argument(array.Get(i), "args[" + std::to_string(i) + "]",
+                                    "SyncRpcChannel: every element of args"));
     }
     SyncRpcOptions options;
     bool collect_timing = false;
@@ -524,15 +541,24 @@ class Channel : public Napi::ObjectWrap<Channel> {
     if (!info[1].IsFunction()) {
       throw Napi::TypeError::New(env, "registerCallback: callback must be a function");
     }
+    const auto known = callbacks_.find(name);
+    if (known != callbacks_.end()) {
+      // The shim's callback for this name calls whatever the slot holds, so
+      // replacing the function is all it takes, from inside a callback too
+      // (the TS 7 channel's Map.set; the one running stays alive until it
+      // returns).
+      known->second = Napi::Persistent(info[1].As<Napi::Function>());
+      return env.Undefined();
+    }
     // The map's node is stable, so the shim's std::function can point at it.
     Napi::FunctionReference& slot = callbacks_[name];
     slot = Napi::Persistent(info[1].As<Napi::Function>());
     try {
-      core_->register_callback(std::move(name), [this, &slot](std::string_view called,
-                                                              std::string_view payload) {
+      core_->register_callback(name, [this, &slot](std::string_view called, std::string_view payload) {
         return call_back(slot, called, payload);
       });
     } catch (...) {
+      callbacks_.erase(name);  // not registered: leave no trace
       throw to_js_error(env, std::current_exception());
     }
     return env.Undefined();

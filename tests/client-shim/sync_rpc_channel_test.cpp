@@ -343,7 +343,7 @@ TEST_CASE("A Response named for another method is a ProtocolError naming both na
 TEST_CASE("An Error named for another method is a ProtocolError naming both names") {
   SyncRpcChannel child = canned_bytes(R"(\223\005\304\001x\304\001y)");  // Error "x", "y"
   CHECK_THROWS_WITH_AS(child.request("echo", "hi"),
-                       "name mismatch for error: expected `echo`, got `x`", ProtocolError);
+                       "name mismatch for response: expected `echo`, got `x`", ProtocolError);
 }
 
 TEST_CASE("A client's message type sent by the server is a ProtocolError naming the type") {
@@ -412,7 +412,8 @@ TEST_CASE("A callback that throws reaches the server's handler as RemoteError wi
 
 TEST_CASE("A Call for an unregistered callback gets a CallError whose message names it") {
   SyncRpcChannel peer(bin_path("scripted_peer"), {});
-  CHECK(peer.request("callbackError", "nosuch") == R"(unknown callback "nosuch")");
+  CHECK(peer.request("callbackError", "nosuch") ==
+        "unknown callback: `nosuch`. Please make sure to register it on the JavaScript side before invoking it.");
 }
 
 TEST_CASE("A callback that throws something other than std::exception still gets a CallError") {
@@ -430,6 +431,26 @@ TEST_CASE("A callback that calls request() on its own channel is refused with a 
   });
   CHECK(peer.request("callbackError", "reenter") ==
         "SyncRpcChannel::request from inside a callback: one request is open at a time");
+  CHECK(peer.request("echo", "in step") == "in step");
+}
+
+TEST_CASE("A callback may register another name, not replace one registered already") {
+  SyncRpcChannel peer(bin_path("scripted_peer"), {});
+  peer.register_callback("adds", [&](std::string_view, std::string_view) {
+    peer.register_callback("added", [](std::string_view, std::string_view) { return std::string("added ran"); });
+    return std::string("adds ran");
+  });
+  CHECK(peer.request("callback", "adds") == "adds ran");
+  CHECK(peer.request("callback", "added") == "added ran");
+  // Replacing the one running would destroy it mid-call: refused, and the
+  // server gets the refusal as CallError.
+  peer.register_callback("replaces", [&](std::string_view, std::string_view) {
+    peer.register_callback("replaces", [](std::string_view, std::string_view) { return std::string("new"); });
+    return std::string("old");
+  });
+  CHECK(peer.request("callbackError", "replaces") ==
+        "SyncRpcChannel::register_callback from inside a callback: \"replaces\" is registered already and may be "
+        "the one running");
   CHECK(peer.request("echo", "in step") == "in step");
 }
 

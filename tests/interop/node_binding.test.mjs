@@ -252,6 +252,18 @@ describe("SyncRpcChannel", () => {
     });
   });
 
+  test("registerCallback from inside a callback: replacing itself or adding another works, as on the TS 7 channel", () => {
+    withChannel(scriptedPeer(), [], (channel) => {
+      channel.registerCallback("cb", (name, arg) => {
+        channel.registerCallback("cb", (n, a) => `second(${a})`);
+        channel.registerCallback("other", () => "other");
+        return `first(${arg})`;
+      });
+      assert.equal(channel.requestSync("callbackTwice", "cb"), "first(1),second(2)");
+      assert.equal(channel.requestSync("callback", "other x"), "other");
+    });
+  });
+
   test("a missing executable is an ENOENT error from the constructor", () => {
     for (const exe of ["/nonexistent/spinrpc/tsgo", "spinrpc-no-such-executable"]) {
       assert.throws(() => new SyncRpcChannel(exe, ["--api"]), (e) => {
@@ -372,6 +384,23 @@ describe("SyncRpcChannel", () => {
       channel.requestSync("echo", "x");
       assert.equal(channel.lastBytesSent, 0);
     });
+    // Any value but an options object is collectTiming by truthiness, as
+    // the TS 7 channel takes it (the API passes options.collectTiming on).
+    for (const [value, on] of [[1, true], ["yes", true], [0, false], [null, false], ["", false]]) {
+      withChannel(spinrpcPeer(), ["--api"], (channel) => assert.equal(channel.collectTiming, on, JSON.stringify(value)), value);
+    }
+  });
+
+  test("a NUL byte in the executable or an argument is refused, as Node's spawn refuses it", () => {
+    const path = spinrpcPeer().path;
+    for (const [exe, args, name] of [[path + "\0junk", ["--api"], "file"], [path, ["--api", "--cwd", "/tmp\0/x"], "args[2]"]]) {
+      assert.throws(() => new SyncRpcChannel(exe, args), (e) => {
+        assert.equal(e.name, "TypeError");
+        assert.equal(e.code, "ERR_INVALID_ARG_VALUE");
+        assert.match(e.message, new RegExp(`^The argument '${name.replace(/[[\]]/g, "\\$&")}' must be a string without null bytes`));
+        return true;
+      });
+    }
   });
 
   test("spin options: the options object, then the environment", () => {

@@ -176,6 +176,11 @@ std::string string_argument(const Napi::Value& value, const char* what) {
   return value.As<Napi::String>().Utf8Value();
 }
 
+// The largest frame the binding takes by default: a bin32 or str32
+// payload's most (4 GiB - 1) and the frame's header and name (4 KiB is
+// more than a method name needs), so that only maxMessageBytes refuses one.
+constexpr std::size_t kMaxReplyBytes = (std::size_t{4} << 30) + (std::size_t{4} << 10);
+
 // A spawn argument: a string without NUL bytes. execve(2) would end it at
 // the first NUL and run the child with other arguments than the caller
 // passed; Node's spawn refuses it (ERR_INVALID_ARG_VALUE), and so does the
@@ -247,11 +252,15 @@ void read_options(const Napi::Value& value, SyncRpcOptions& options, bool& colle
       options.request_timeout = std::chrono::milliseconds(count_option(v, "requestTimeoutMs"));
     } else if (key == "closeGraceMs") {
       options.close_grace = std::chrono::milliseconds(count_option(v, "closeGraceMs"));
+    } else if (key == "maxMessageBytes") {
+      const long long bytes = count_option(v, "maxMessageBytes");
+      if (bytes == 0) throw Napi::TypeError::New(value.Env(), "SyncRpcChannel: option maxMessageBytes must be positive");
+      options.channel.limits.max_message_bytes = static_cast<std::size_t>(bytes);
     } else {
       throw Napi::TypeError::New(value.Env(),
                                  "SyncRpcChannel: unknown option " + key +
                                      " (collectTiming, spinUs, adaptive, placement, "
-                                     "requestTimeoutMs, closeGraceMs)");
+                                     "requestTimeoutMs, closeGraceMs, maxMessageBytes)");
     }
   }
 }
@@ -443,6 +452,10 @@ class Channel : public Napi::ObjectWrap<Channel> {
                                     "SyncRpcChannel: every element of args"));
     }
     SyncRpcOptions options;
+    // The TS 7 channel takes any reply a Buffer can hold; the shim's 256
+    // MiB default (protocol/frame.h) refused a 260 MiB reply from tsgo that
+    // it read in 0.5 s. Any MessagePack frame here, unless lowered.
+    options.channel.limits.max_message_bytes = kMaxReplyBytes;
     bool collect_timing = false;
     read_options(info[2], options, collect_timing);
     try {

@@ -391,6 +391,22 @@ describe("SyncRpcChannel", () => {
     }
   });
 
+  test("replies over 256 MiB are taken, as by the TS 7 channel; maxMessageBytes lowers the bound", () => {
+    // tsgo echoes a 260 MiB binary payload; the shim's default (256 MiB,
+    // protocol/frame.h) refused it and left the channel unusable.
+    const big = pseudoRandomBytes(260 << 20, 11);
+    withChannel(tsgoPeer(), ["--api"], (channel) => {
+      const reply = channel.requestBinarySync("echo", big);
+      assert.equal(reply.length, big.length);
+      assert.ok(Buffer.from(reply.buffer, reply.byteOffset, reply.length).equals(big), "the 260 MiB reply differs");
+      assert.equal(channel.requestSync("echo", "after"), "after");
+    });
+    withChannel(spinrpcPeer(), ["--api"], (channel) => {
+      assert.throws(() => channel.requestBinarySync("echo", new Uint8Array(2 << 20)),
+        (e) => e.code === "ERR_SPINRPC_PROTOCOL" && /exceeds the limit of 1048576 bytes/.test(e.message));
+    }, { maxMessageBytes: 1 << 20 });
+  });
+
   test("a NUL byte in the executable or an argument is refused, as Node's spawn refuses it", () => {
     const path = spinrpcPeer().path;
     for (const [exe, args, name] of [[path + "\0junk", ["--api"], "file"], [path, ["--api", "--cwd", "/tmp\0/x"], "args[2]"]]) {

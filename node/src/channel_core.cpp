@@ -105,6 +105,9 @@ void ChannelCore::end_now() noexcept {
     // another process; close() then reaps it at once.
     if (const int child = channel_.pid(); child > 0) ::kill(child, SIGKILL);
     channel_.close();
+  } catch (const std::logic_error&) {
+    // From inside a callback (process.exit() there): the child has its
+    // SIGKILL and the process is ending; init reaps it. Nothing to report.
   } catch (const std::exception& e) {
     // Never waits: the host's stderr may be a full pipe nobody reads.
     write_stderr_without_waiting(std::string("spinrpc: cannot end a SyncRpcChannel: ") + e.what() + "\n");

@@ -490,5 +490,17 @@ describe("SyncRpcChannel", () => {
       assert.equal(pids.length, 2, run.stdout + run.stderr);
       for (const pid of pids) await waitGone(pid, `child of a node that ended with ${JSON.stringify(ending)}`);
     }
+    // process.exit() from inside a callback: the child is ended, and
+    // nothing claims it could not be.
+    const inCallback = `
+      import { SyncRpcChannel } from ${JSON.stringify(pathToFileURL(INDEX).href)};
+      const c = new SyncRpcChannel(${JSON.stringify(scriptedPeer().path)}, []);
+      console.log(c.pid);
+      c.registerCallback("exits", () => process.exit(3));
+      c.requestSync("callback", "exits");`;
+    const run = spawnSync(process.execPath, ["--input-type=module", "-e", inCallback], { encoding: "utf8", timeout: 30_000 });
+    assert.equal(run.status, 3, run.stderr);
+    assert.equal(run.stderr, "");
+    await waitGone(Number(run.stdout.trim()), "child of a node that exited inside a callback");
   });
 });

@@ -342,7 +342,8 @@ describe("SyncRpcChannel", () => {
     // reply and populated while the server works on it (docs/NODE.md,
     // "Large payloads"). Each reply must still be a Buffer of its own, and
     // the earlier replies the caller keeps must keep their bytes.
-    const size = (1 << 20) + 5;
+    // Up to 1 MiB: bigger replies are not made ahead (ReplyBuffers::kMaxAheadBytes).
+    const size = (768 << 10) + 5;
     for (const peer of peers()) {
       withChannel(peer, ["--api"], (channel) => {
         const sent = [];
@@ -366,6 +367,10 @@ describe("SyncRpcChannel", () => {
         assert.ok(Buffer.from(channel.requestBinarySync("echo", other)).equals(other), `${peer.name}: other size differs`);
         assert.equal(channel.stats().reply_buffers_used_ahead, 4);
         assert.equal(channel.stats().reply_buffers_made_ahead, 5);
+        // Past 1 MiB, none is made ahead, however many come in one size.
+        const large = pseudoRandomBytes(2 << 20, 60);
+        for (let i = 0; i < 3; i++) assert.ok(Buffer.from(channel.requestBinarySync("echo", large)).equals(large));
+        assert.equal(channel.stats().reply_buffers_made_ahead, 5, `${peer.name}: made ahead past 1 MiB`);
         assert.equal(channel.requestSync("echo", "small"), "small");
       });
     }

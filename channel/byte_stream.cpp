@@ -1,6 +1,6 @@
 #include "channel/byte_stream.h"
 
-#include <fcntl.h>       // ::vmsplice, ::open, O_NONBLOCK
+#include <fcntl.h>       // ::vmsplice, O_WRONLY
 #include <poll.h>        // ::poll
 #include <sys/socket.h>  // ::sendmsg, MSG_DONTWAIT, MSG_NOSIGNAL
 #include <sys/stat.h>    // ::fstat, S_ISFIFO, S_ISSOCK
@@ -10,7 +10,6 @@
 #include <algorithm>  // std::max, std::min
 #include <bit>        // std::bit_ceil
 #include <cstring>    // std::memcpy, std::memmove
-#include <string>     // std::string, std::to_string
 #include <utility>    // std::move
 
 #include "channel/peer_closed.h"
@@ -20,16 +19,20 @@
 namespace spinrpc {
 namespace {
 
+// poll(2)'s timeout for a write's wait: -1 without a deadline. Throws
+// TimedOut once the deadline has passed.
+int write_timeout_ms(const std::optional<std::chrono::steady_clock::time_point>& deadline) {
+  if (!deadline) return -1;
+  const auto left = std::chrono::ceil<std::chrono::milliseconds>(*deadline - std::chrono::steady_clock::now());
+  if (left.count() <= 0) throw TimedOut("the peer took no more bytes before the deadline");
+  return static_cast<int>(left.count());
+}
+
 // Waits until `fd` can take more bytes, until `deadline` if there is one;
 // only reached when a non-blocking fd reports a full buffer.
 void wait_writable(int fd, const std::optional<std::chrono::steady_clock::time_point>& deadline) {
   for (;;) {
-    int timeout_ms = -1;
-    if (deadline) {
-      const auto left = std::chrono::ceil<std::chrono::milliseconds>(*deadline - std::chrono::steady_clock::now());
-      if (left.count() <= 0) throw TimedOut("the peer took no more bytes before the deadline");
-      timeout_ms = static_cast<int>(left.count());
-    }
+    const int timeout_ms = write_timeout_ms(deadline);
     pollfd p{fd, POLLOUT, 0};
     if (check_syscall([&] { return ::poll(&p, 1, timeout_ms); }, "poll", fd) > 0) return;
   }
@@ -290,8 +293,7 @@ void ByteStream::choose_write() {
   } else if (S_ISFIFO(st.st_mode)) {
     // Our own open file description of the same pipe, as SpinReader's for
     // reading: O_NONBLOCK there leaves the fd we were given as found.
-    const std::string path = "/proc/self/fd/" + std::to_string(out_.get());
-    const int own = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    const int own = reopen_nonblocking(out_.get(), O_WRONLY);
     if (own >= 0) {
       nonblocking_out_ = UniqueFd(own);
       write_with_ = WriteWith::own_nonblocking;
@@ -323,12 +325,7 @@ void ByteStream::wait_until_writable() {
     return;
   }
   for (;;) {
-    int timeout_ms = -1;
-    if (write_deadline_) {
-      const auto left = std::chrono::ceil<std::chrono::milliseconds>(*write_deadline_ - std::chrono::steady_clock::now());
-      if (left.count() <= 0) throw TimedOut("the peer took no more bytes before the deadline");
-      timeout_ms = static_cast<int>(left.count());
-    }
+    const int timeout_ms = write_timeout_ms(write_deadline_);
     // The peer may be blocked writing to us, waiting for us to read before
     // it reads what we write: read while we wait (a socket is one fd both
     // ways, and both events come on it).

@@ -1,6 +1,6 @@
 #include "channel/spin_reader.h"
 
-#include <fcntl.h>   // ::fcntl, ::open
+#include <fcntl.h>   // ::fcntl, O_RDONLY
 #include <sys/socket.h>  // ::recv, MSG_DONTWAIT
 #include <sys/stat.h>  // ::fstat, S_ISFIFO, S_ISSOCK
 #include <sys/uio.h>  // ::preadv2, RWF_NOWAIT
@@ -52,8 +52,7 @@ void SpinReader::choose_try() {
     // read(2) on it costs ~0.33 µs against preadv2's ~0.50 (the iovec
     // import; docs/SPIN-NOTES.md#descriptors-left-as-found). Without /proc,
     // or refused, preadv2 it is.
-    const std::string path = "/proc/self/fd/" + std::to_string(fd_.get());
-    const int own = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    const int own = reopen_nonblocking(fd_.get(), O_RDONLY);
     if (own >= 0) {
       nonblocking_ = UniqueFd(own);
       try_with_ = TryWith::own_nonblocking;

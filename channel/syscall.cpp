@@ -19,6 +19,11 @@ void set_nonblocking(int fd, bool on) {
   if (wanted != flags) check_syscall([&] { return ::fcntl(fd, F_SETFL, wanted); }, "set flags of", fd);
 }
 
+int reopen_nonblocking(int fd, int access) {
+  const std::string path = "/proc/self/fd/" + std::to_string(fd);
+  return ::open(path.c_str(), access | O_NONBLOCK | O_CLOEXEC);
+}
+
 std::optional<std::string> read_small_file(const std::string& path, std::size_t max_bytes) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return std::nullopt;

@@ -17,6 +17,14 @@ namespace spinrpc {
 /// "Descriptors left as found"). Throws std::system_error.
 void set_nonblocking(int fd, bool on);
 
+/// A new open file description of the pipe or FIFO behind `fd`, opened
+/// through /proc/self/fd for `access` (O_RDONLY or O_WRONLY) with
+/// O_NONBLOCK and close-on-exec: O_NONBLOCK there is ours alone, and `fd`
+/// stays as it was found (docs/HARDENING.md, "Descriptors left as found").
+/// The new fd, or -1 without /proc or when it is refused (the caller then
+/// does without).
+int reopen_nonblocking(int fd, int access);
+
 /// True for the errno values a caller handles as a result, not a failure:
 /// EAGAIN/EWOULDBLOCK (nothing to read yet, pipe full) and EPIPE/ECONNRESET
 /// (the peer is gone; the caller throws its own typed PeerClosed).

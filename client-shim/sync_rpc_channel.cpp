@@ -70,6 +70,9 @@ struct SyncRpcChannel::State {
   std::unordered_map<std::string, Callback, StringHash, std::equal_to<>> callbacks;
   std::string call_result;  // the last CallResponse payload (answer_call)
   bool in_request = false;  // a Request is open; callbacks may be running
+  // With a request_timeout: time the open request spent in our callbacks,
+  // which the deadline counts too (said when it passes).
+  std::chrono::steady_clock::duration callback_time{};
   bool broken = false;      // an error other than RemoteError left the stream unknown
   bool closed = false;      // close() has run
 
@@ -142,7 +145,13 @@ ByteView SyncRpcChannel::State::exchange(std::string_view method, ByteView paylo
         check_name("response", method, *frame);  // the TS 7 channel's word for an Error too
         throw RemoteError(std::string(frame->payload_text()));
       case MessageType::Call:
-        answer_call(*frame);
+        if (options.request_timeout.count() > 0) {
+          const auto start = std::chrono::steady_clock::now();
+          answer_call(*frame);
+          callback_time += std::chrono::steady_clock::now() - start;
+        } else {
+          answer_call(*frame);
+        }
         break;  // the Request is still open
       case MessageType::Request:
       case MessageType::CallResponse:
@@ -219,6 +228,12 @@ void SyncRpcChannel::State::end_after_timeout(std::string_view method) {
       spawned ? std::string_view(executable).substr(executable.rfind('/') + 1) : executable;
   std::string what = std::string(name) + " did not answer `" + std::string(method) + "` within " +
                      std::to_string(options.request_timeout.count()) + " ms";
+  // The deadline counts our callbacks' time too: say how much it was, so
+  // that a slow callback is not taken for a slow server.
+  if (const auto in_callbacks = std::chrono::duration_cast<std::chrono::milliseconds>(callback_time);
+      in_callbacks.count() > 0) {
+    what += " (" + std::to_string(in_callbacks.count()) + " ms of it in this process's callbacks)";
+  }
   if (spawned) {
     child.kill(SIGKILL);
     child.wait();
@@ -315,6 +330,7 @@ ByteView SyncRpcChannel::request_bytes(std::string_view method, ByteView payload
   try {
     if (s.options.request_timeout.count() > 0) {
       s.channel->set_deadline(std::chrono::steady_clock::now() + s.options.request_timeout);
+      s.callback_time = {};
     }
     const ByteView reply = s.exchange(method, payload, sink);
     scope.in_step();

@@ -451,6 +451,25 @@ TEST_CASE("SyncRpcChannel ends a spawned server that does not answer within requ
   CHECK(spinrpc::test::killed_by(status, SIGKILL));
 }
 
+TEST_CASE("A request_timeout that passes in our own callback says so, not only that the server did not answer") {
+  spinrpc::SyncRpcOptions options;
+  options.request_timeout = 200ms;
+  options.spin.spin_us = 0;  // a wait checks the deadline before it reads
+  SyncRpcChannel channel(bin_path("scripted_peer"), {}, options);
+  channel.register_callback("slow", [](std::string_view, std::string_view) {
+    std::this_thread::sleep_for(400ms);  // past the deadline, here, not in the server
+    return std::string("done");
+  });
+  try {
+    channel.request("callback", "slow");
+    FAIL("the request outlived its deadline");
+  } catch (const spinrpc::TimedOut& e) {
+    const std::string what = e.what();
+    CHECK(what.starts_with("scripted_peer did not answer `callback` within 200 ms ("));
+    CHECK(what.find(" ms of it in this process's callbacks); it was killed") != std::string::npos);
+  }
+}
+
 TEST_CASE("SyncRpcChannel drops a socket connection whose server does not answer within request_timeout") {
   TempDir dir;
   const std::string path = dir / "api.sock";

@@ -232,7 +232,7 @@ void SyncRpcChannel::State::end_after_timeout(std::string_view method) {
   // that a slow callback is not taken for a slow server.
   if (const auto in_callbacks = std::chrono::duration_cast<std::chrono::milliseconds>(callback_time);
       in_callbacks.count() > 0) {
-    what += " (" + std::to_string(in_callbacks.count()) + " ms of it in this process's callbacks)";
+    what += ", counting " + std::to_string(in_callbacks.count()) + " ms spent in this process's callbacks";
   }
   if (spawned) {
     child.kill(SIGKILL);

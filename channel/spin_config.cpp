@@ -191,12 +191,15 @@ SpinPolicy resolve_spin_policy(const SpinOverrides& overrides, const EnvLookup& 
 }
 
 SpinPolicy resolve_spin_policy(const SpinOverrides& overrides) {
+  return resolve_spin_policy(overrides, [](const char* name) { return std::getenv(name); });
+}
+
+SpinPolicy resolve_spin_policy(const SpinOverrides& overrides, const EnvLookup& env) {
   // A string, not an ostringstream: a stream's first construction
   // initialises the C++ locale, ~20 µs of a server's start-up here
   // (docs/NODE.md, "Spawn to first reply").
   std::string warnings;
-  SpinPolicy policy = resolve_spin_policy(overrides, [](const char* name) { return std::getenv(name); },
-                                          available_cpus(), warnings);
+  SpinPolicy policy = resolve_spin_policy(overrides, env, available_cpus(), warnings);
   // Never blocks: a warning must not stall the server or the host process
   // of a client shim when nobody reads their stderr.
   if (!warnings.empty()) write_stderr_without_waiting(warnings);

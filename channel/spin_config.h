@@ -84,4 +84,9 @@ SpinPolicy resolve_spin_policy(const SpinOverrides& overrides, const EnvLookup& 
 /// and stderr, written without waiting (channel/stderr_lines.h).
 SpinPolicy resolve_spin_policy(const SpinOverrides& overrides = {});
 
+/// The same with `env` for the environment: a client whose server gets
+/// an environment other than this process's (SyncRpcOptions::environment)
+/// reads its own settings from that one too.
+SpinPolicy resolve_spin_policy(const SpinOverrides& overrides, const EnvLookup& env);
+
 }  // namespace spinrpc

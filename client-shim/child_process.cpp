@@ -56,21 +56,36 @@ UniqueFd copy_above_stdio(int fd, const std::string& executable) {
   }
 }
 
-// The entries of `add_env` ("NAME=value") whose NAME is not in environ.
-std::vector<std::string> entries_not_set(std::span<const std::string_view> add_env) {
+// The entries of `add_env` ("NAME=value") whose NAME is not in the
+// environment the child gets: `environment`, else environ.
+std::vector<std::string> entries_not_set(std::span<const std::string_view> add_env,
+                                         const std::optional<std::vector<std::string>>& environment) {
   std::vector<std::string> out;
   for (const std::string_view entry : add_env) {
     const std::string name(entry.substr(0, entry.find('=')));
-    if (std::getenv(name.c_str()) == nullptr) out.emplace_back(entry);
+    const bool set = environment ? environment_value(*environment, name.c_str()) != nullptr
+                                 : std::getenv(name.c_str()) != nullptr;
+    if (!set) out.emplace_back(entry);
   }
   return out;
 }
 
 }  // namespace
 
+const char* environment_value(const std::vector<std::string>& environment, std::string_view name) {
+  // The first entry wins, as getenv(3) reads environ.
+  for (const std::string& entry : environment) {
+    if (entry.size() > name.size() && entry.compare(0, name.size(), name) == 0 && entry[name.size()] == '=') {
+      return entry.c_str() + name.size() + 1;
+    }
+  }
+  return nullptr;
+}
+
 ChildProcess ChildProcess::spawn(const std::string& executable,
                                  const std::vector<std::string>& args, int stdin_fd,
-                                 int stdout_fd, std::span<const std::string_view> add_env) {
+                                 int stdout_fd, std::span<const std::string_view> add_env,
+                                 const std::optional<std::vector<std::string>>& environment) {
   const UniqueFd stdin_copy = copy_above_stdio(stdin_fd, executable);
   const UniqueFd stdout_copy = copy_above_stdio(stdout_fd, executable);
   if (stdin_copy) stdin_fd = stdin_copy.get();
@@ -121,10 +136,14 @@ ChildProcess ChildProcess::spawn(const std::string& executable,
   for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);
 
-  const std::vector<std::string> added = entries_not_set(add_env);
+  const std::vector<std::string> added = entries_not_set(add_env, environment);
   std::vector<char*> env;
-  if (!added.empty()) {
-    for (char** e = environ; *e != nullptr; ++e) env.push_back(*e);
+  if (environment || !added.empty()) {
+    if (environment) {
+      for (const std::string& entry : *environment) env.push_back(const_cast<char*>(entry.c_str()));
+    } else {
+      for (char** e = environ; *e != nullptr; ++e) env.push_back(*e);
+    }
     for (const std::string& entry : added) env.push_back(const_cast<char*>(entry.c_str()));
     env.push_back(nullptr);
   }

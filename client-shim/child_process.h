@@ -9,6 +9,11 @@
 
 namespace spinrpc {
 
+/// getenv(3) over an environment given as "NAME=value" entries: the value
+/// of the first entry named `name`, or nullptr. The pointer lives as long as
+/// the entry.
+const char* environment_value(const std::vector<std::string>& environment, std::string_view name);
+
 /// A child process started with posix_spawnp(3), owned until it is reaped.
 /// Move-only; a moved-from or default-constructed object owns no child.
 ///
@@ -17,8 +22,9 @@ namespace spinrpc {
 /// would fail with ECHILD), and nothing else may reap this pid.
 class ChildProcess {
  public:
-  /// Starts `executable` (searched in PATH if it contains no '/') with
-  /// argv = {executable, args...} and this process's environment, plus each
+  /// Starts `executable` (searched in this process's PATH if it contains
+  /// no '/') with argv = {executable, args...} and `environment` ("NAME=value"
+  /// entries; std::nullopt: this process's environment), plus each
   /// "NAME=value" of `add_env` whose NAME that environment does not have
   /// (what the user set wins).
   /// The child gets `stdin_fd` as its fd 0 and `stdout_fd` as its fd 1, our
@@ -32,7 +38,8 @@ class ChildProcess {
   /// reports exec failures as posix_spawnp's result).
   static ChildProcess spawn(const std::string& executable, const std::vector<std::string>& args,
                             int stdin_fd, int stdout_fd,
-                            std::span<const std::string_view> add_env = {});
+                            std::span<const std::string_view> add_env = {},
+                            const std::optional<std::vector<std::string>>& environment = std::nullopt);
 
   ChildProcess() noexcept = default;
   ChildProcess(ChildProcess&& other) noexcept;

@@ -252,7 +252,10 @@ void SyncRpcChannel::State::open_channel(UniqueFd in, UniqueFd out) {
   // socket, a FIFO we opened: open file descriptions of our own), so its
   // O_NONBLOCK touches nothing of anyone else's.
   if (options.request_timeout.count() > 0) set_nonblocking(out.get(), true);
-  SpinPolicy spin = resolve_spin_policy(options.spin);
+  SpinPolicy spin = options.environment ? resolve_spin_policy(options.spin, [this](const char* name) {
+    return environment_value(*options.environment, name);
+  })
+                                         : resolve_spin_policy(options.spin);
   spin.peer_pid = child.pid() > 0 ? child.pid() : 0;  // a server we started
   channel.emplace(std::move(in), std::move(out), ChannelOptions{options.channel, std::move(spin)});
 }
@@ -294,7 +297,7 @@ SyncRpcChannel::SyncRpcChannel(const std::string& executable, const std::vector<
   // other servers make of the variable: nothing).
   static constexpr std::string_view kChildEnv[] = {kLendRepliesEntry};
   s.child = ChildProcess::spawn(executable, args, to_child.read_end.get(),
-                                from_child.write_end.get(), kChildEnv);
+                                from_child.write_end.get(), kChildEnv, s.options.environment);
   // The child has its own copies now. Ours must go at once: while this
   // process holds the write end of the child's stdout, the child's death
   // never shows as EOF.

@@ -43,6 +43,13 @@ struct SyncRpcOptions {
   /// then runs one extra thread, asleep between bursts (docs/PLACEMENT.md).
   /// It never changes the process's CPU affinity, only that thread's.
   SpinOverrides spin;
+  /// The child's environment, as "NAME=value" entries; std::nullopt (the
+  /// default): this process's. When set, it is also where the unset spin
+  /// settings above are looked up (TSGO_SYNC_SPIN_US, ...), so both ends
+  /// read the same values. PATH for finding a bare executable name is
+  /// still this process's. Only the constructor that spawns uses it; the
+  /// Node binding passes a worker thread's process.env here.
+  std::optional<std::vector<std::string>> environment;
   /// close(): how long the child may take to exit after its stdin closes
   /// before it is sent SIGKILL, in ms.
   std::chrono::milliseconds close_grace{2000};

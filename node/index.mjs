@@ -10,6 +10,7 @@
 
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
+import { isMainThread } from "node:worker_threads";
 
 const ADDON = fileURLToPath(new URL("./build/spinrpc.node", import.meta.url));
 
@@ -29,7 +30,31 @@ try {
  *   close()
  *   lastBytesSent, lastBytesReceived (with collectTiming), pid, stats()
  */
-export const SyncRpcChannel = binding.SyncRpcChannel;
+export const SyncRpcChannel = isMainThread ? binding.SyncRpcChannel : withWorkerEnv(binding.SyncRpcChannel);
+
+// In a worker thread, process.env is the worker's own copy (unless it was
+// started with env: SHARE_ENV), while the addon would spawn with the
+// process's C environment. The TS 7 channel's child_process.spawn takes
+// process.env, so here the server gets it too, and the spin settings are
+// read from it, unless the caller passes `env` itself. In the main thread
+// the two are the same, and nothing is converted per spawn.
+function withWorkerEnv(Native) {
+  return class SyncRpcChannel extends Native {
+    constructor(exe, args, collectTimingOrOptions) {
+      const isOptions = typeof collectTimingOrOptions === "object" && collectTimingOrOptions !== null &&
+        !Array.isArray(collectTimingOrOptions);
+      let options;
+      if (isOptions) {
+        options = collectTimingOrOptions.env !== undefined ? collectTimingOrOptions
+          : { ...collectTimingOrOptions, env: process.env };
+      } else {
+        // TS 7's collectTiming, by truthiness as the addon takes it.
+        options = { collectTiming: Boolean(collectTimingOrOptions), env: process.env };
+      }
+      super(exe, args, options);
+    }
+  };
+}
 
 // A channel left open must not outlive the process: process.exit() skips
 // Node's environment teardown, so the children are ended here too.

@@ -185,8 +185,7 @@ constexpr std::size_t kMaxReplyBytes = (std::size_t{4} << 30) + (std::size_t{4} 
 // the first NUL and run the child with other arguments than the caller
 // passed; Node's spawn refuses it (ERR_INVALID_ARG_VALUE), and so does the
 // TS 7 channel through it.
-std::string spawn_argument(const Napi::Value& value, const std::string& name, const char* what) {
-  std::string text = string_argument(value, what);
+std::string checked_spawn_text(const Napi::Value& value, std::string text, const std::string& name) {
   if (text.find('\0') != std::string::npos) {
     Napi::TypeError error = Napi::TypeError::New(
         value.Env(), "The argument '" + name + "' must be a string without null bytes. Received " +
@@ -198,6 +197,34 @@ std::string spawn_argument(const Napi::Value& value, const std::string& name, co
     throw error;
   }
   return text;
+}
+
+std::string spawn_argument(const Napi::Value& value, const std::string& name, const char* what) {
+  return checked_spawn_text(value, string_argument(value, what), name);
+}
+
+// The `env` option, as Node's spawn takes it: every enumerable key, own or
+// inherited, whose value is not undefined, as "KEY=String(value)"; a NUL in
+// a key or value is refused as Node refuses it.
+std::vector<std::string> env_option(const Napi::Value& value) {
+  if (!value.IsObject() || value.IsArray() || value.IsFunction()) {
+    throw Napi::TypeError::New(value.Env(), "SyncRpcChannel: option env must be an object");
+  }
+  const Napi::Object object = value.As<Napi::Object>();
+  const Napi::Array keys = object.GetPropertyNames();
+  std::vector<std::string> entries;
+  entries.reserve(keys.Length());
+  for (std::uint32_t i = 0; i < keys.Length(); ++i) {
+    const Napi::Value key = keys.Get(i);
+    const Napi::Value v = object.Get(key);
+    if (v.IsUndefined()) continue;
+    const std::string name = "options.env['" + key.ToString().Utf8Value() + "']";
+    std::string entry = checked_spawn_text(key, key.ToString().Utf8Value(), name);
+    entry += '=';
+    entry += checked_spawn_text(v, v.ToString().Utf8Value(), name);
+    entries.push_back(std::move(entry));
+  }
+  return entries;
 }
 
 // A non-negative whole number of milliseconds or microseconds.
@@ -252,6 +279,8 @@ void read_options(const Napi::Value& value, SyncRpcOptions& options, bool& colle
       options.request_timeout = std::chrono::milliseconds(count_option(v, "requestTimeoutMs"));
     } else if (key == "closeGraceMs") {
       options.close_grace = std::chrono::milliseconds(count_option(v, "closeGraceMs"));
+    } else if (key == "env") {
+      options.environment = env_option(v);
     } else if (key == "maxMessageBytes") {
       const long long bytes = count_option(v, "maxMessageBytes");
       if (bytes == 0) throw Napi::TypeError::New(value.Env(), "SyncRpcChannel: option maxMessageBytes must be positive");
@@ -260,7 +289,7 @@ void read_options(const Napi::Value& value, SyncRpcOptions& options, bool& colle
       throw Napi::TypeError::New(value.Env(),
                                  "SyncRpcChannel: unknown option " + key +
                                      " (collectTiming, spinUs, adaptive, placement, "
-                                     "requestTimeoutMs, closeGraceMs, maxMessageBytes)");
+                                     "requestTimeoutMs, closeGraceMs, maxMessageBytes, env)");
     }
   }
 }

@@ -9,10 +9,12 @@
 #include <sys/wait.h>  // WIFEXITED, WEXITSTATUS
 #include <unistd.h>    // ::read, ::dup, ::dup2, ::close, STDERR_FILENO
 
-#include <cstdlib>      // ::setenv, ::unsetenv
+#include <cstdlib>      // ::setenv, ::unsetenv, std::getenv
+#include <optional>     // std::optional
 #include <span>         // std::span
 #include <string>       // std::string
 #include <string_view>  // std::string_view
+#include <vector>       // std::vector
 
 #include "channel/pipe.h"
 #include "client-shim/child_process.h"
@@ -21,12 +23,13 @@ namespace spinrpc {
 namespace {
 
 // What the child prints of the variable SPINRPC_TEST_ADDED.
-std::string seen_by_child(std::span<const std::string_view> add_env) {
+std::string seen_by_child(std::span<const std::string_view> add_env,
+                          const std::optional<std::vector<std::string>>& environment = std::nullopt) {
   PipePair in = make_pipe();
   PipePair out = make_pipe();
   ChildProcess child = ChildProcess::spawn(
       "sh", {"-c", "printf '%s' \"${SPINRPC_TEST_ADDED-unset}\""}, in.read_end.get(),
-      out.write_end.get(), add_env);
+      out.write_end.get(), add_env, environment);
   out.write_end.reset();
   std::string text;
   char buf[256];
@@ -45,6 +48,25 @@ TEST_CASE("ChildProcess::spawn adds an environment entry unless the variable is 
   ::setenv("SPINRPC_TEST_ADDED", "0", 1);
   CHECK(seen_by_child(kAdded) == "0");  // the user's value wins
   ::unsetenv("SPINRPC_TEST_ADDED");
+}
+
+TEST_CASE("ChildProcess::spawn with an environment given: the child gets that one, add_env on top") {
+  constexpr std::string_view kAdded[] = {"SPINRPC_TEST_ADDED=1"};
+  ::setenv("SPINRPC_TEST_ADDED", "ours", 1);  // not the child's: it gets only what is given
+  const std::string path = std::string("PATH=") + std::getenv("PATH");
+  CHECK(seen_by_child({}, std::vector<std::string>{path}) == "unset");
+  CHECK(seen_by_child(kAdded, std::vector<std::string>{path}) == "1");
+  CHECK(seen_by_child(kAdded, std::vector<std::string>{path, "SPINRPC_TEST_ADDED=given"}) == "given");
+  ::unsetenv("SPINRPC_TEST_ADDED");
+}
+
+TEST_CASE("environment_value reads NAME=value entries as getenv reads environ") {
+  const std::vector<std::string> env{"A=1", "AB=2", "B=", "A=3", "C"};
+  CHECK(std::string_view(environment_value(env, "A")) == "1");  // the first wins
+  CHECK(std::string_view(environment_value(env, "AB")) == "2");
+  CHECK(std::string_view(environment_value(env, "B")).empty());
+  CHECK(environment_value(env, "C") == nullptr);  // no '=': no value
+  CHECK(environment_value(env, "D") == nullptr);
 }
 
 // What a child that writes "to-stderr" on fd 2 (and says whether it had

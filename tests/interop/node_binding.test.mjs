@@ -460,6 +460,59 @@ describe("SyncRpcChannel", () => {
     assert.throws(() => new SyncRpcChannel(spinrpcPeer().path, ["--api"], { placement: "sometimes" }), { name: "TypeError", message: /placement must be/ });
   });
 
+  test("env: the server gets the option's environment, and the spin settings come from it", () => {
+    const env = { PATH: process.env.PATH, TSGO_SYNC_SPIN_US: "41", TSGO_SYNC_SPIN_ADAPTIVE: "0" };
+    withChannel(spinrpcPeer(), ["--api"], (channel) => {
+      const server = JSON.parse(channel.requestSync("getChannelStats", ""));
+      assert.equal(server.budget_reason, "TSGO_SYNC_SPIN_US=41");
+      assert.equal(server.budget_us, 41);
+      assert.equal(channel.stats().budget_reason, "TSGO_SYNC_SPIN_US=41");
+    }, { env });
+    assert.equal(process.env.TSGO_SYNC_SPIN_US, undefined); // ours untouched
+    for (const bad of [{ A: "x\0y" }, { "A\0B": "x" }]) {
+      assert.throws(() => new SyncRpcChannel(spinrpcPeer().path, ["--api"], { env: bad }),
+        { name: "TypeError", code: "ERR_INVALID_ARG_VALUE", message: /^The argument 'options\.env\['A/ });
+    }
+    assert.throws(() => new SyncRpcChannel(spinrpcPeer().path, ["--api"], { env: "PATH=/bin" }),
+      { name: "TypeError", message: /option env must be an object/ });
+  });
+
+  test("worker: the server gets the worker's process.env, as through the TS 7 channel", async () => {
+    // The worker changes its own copy of process.env; the process's C
+    // environment (what the addon would pass by itself) keeps none of it.
+    const code = `
+      const { parentPort } = require("node:worker_threads");
+      process.env.TSGO_SYNC_SPIN_US = "43";
+      import(${JSON.stringify(pathToFileURL(INDEX).href)}).then(({ SyncRpcChannel }) => {
+        const out = {};
+        for (const third of [undefined, true]) {
+          const channel = new SyncRpcChannel(${JSON.stringify(spinrpcPeer().path)}, ["--api"], third);
+          try {
+            out[String(third)] = {
+              server: JSON.parse(channel.requestSync("getChannelStats", "")).budget_reason,
+              client: channel.stats().budget_reason,
+              timing: channel.collectTiming,
+            };
+          } finally {
+            channel.close();
+          }
+        }
+        parentPort.postMessage(out);
+      });`;
+    const { Worker } = await import("node:worker_threads");
+    const out = await new Promise((resolve, reject) => {
+      const worker = new Worker(code, { eval: true });
+      worker.once("message", resolve);
+      worker.once("error", reject);
+    });
+    for (const [third, seen] of Object.entries(out)) {
+      assert.equal(seen.server, "TSGO_SYNC_SPIN_US=43", third);
+      assert.equal(seen.client, "TSGO_SYNC_SPIN_US=43", third);
+      assert.equal(seen.timing, third === "true", third);
+    }
+    assert.equal(process.env.TSGO_SYNC_SPIN_US, undefined);
+  });
+
   test("many channels in one process, requests interleaved", () => {
     const fdsBefore = readdirSync("/proc/self/fd").length;
     const channels = [];

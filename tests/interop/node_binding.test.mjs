@@ -500,11 +500,14 @@ describe("SyncRpcChannel", () => {
         parentPort.postMessage(out);
       });`;
     const { Worker } = await import("node:worker_threads");
+    const worker = new Worker(code, { eval: true });
     const out = await new Promise((resolve, reject) => {
-      const worker = new Worker(code, { eval: true });
       worker.once("message", resolve);
       worker.once("error", reject);
     });
+    // Its loop's descriptors close when it has exited; the tests after
+    // this one count ours.
+    await new Promise((resolve) => worker.once("exit", resolve));
     for (const [third, seen] of Object.entries(out)) {
       assert.equal(seen.server, "TSGO_SYNC_SPIN_US=43", third);
       assert.equal(seen.client, "TSGO_SYNC_SPIN_US=43", third);

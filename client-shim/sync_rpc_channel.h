@@ -3,6 +3,7 @@
 #include <chrono>       // std::chrono::milliseconds
 #include <functional>   // std::function
 #include <memory>       // std::unique_ptr
+#include <optional>     // std::optional
 #include <string>       // std::string
 #include <string_view>  // std::string_view
 #include <vector>       // std::vector

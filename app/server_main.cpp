@@ -1,6 +1,7 @@
 #include "app/server_main.h"
 
 #include <csignal>       // std::signal, SIGPIPE
+#include <signal.h>      // ::sigaction, sigemptyset
 #include <cstdlib>       // std::getenv
 #include <string>        // std::string
 #include <string_view>   // std::string_view
@@ -173,6 +174,28 @@ void ensure_standard_fds() {
   }
 }
 
+void do_nothing(int) {}
+
+// tsgo's Go runtime catches the signals it does not act on (SIGUSR1,
+// SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGXFSZ) and serves on, where a C
+// process dies of them by default (found by a break-it pass: a stray
+// `kill -USR1`). Only a disposition found at SIG_DFL is changed: an
+// embedder's handler and an inherited SIG_IGN stay. A handler, not
+// SIG_IGN, so that whatever we exec starts with the defaults again; with
+// SA_RESTART, and every read and write here retries EINTR anyway. SIGXFSZ
+// ignored turns a write past RLIMIT_FSIZE into EFBIG, one line and exit 1.
+void survive_stray_signals() {
+  struct sigaction act {};
+  act.sa_handler = do_nothing;
+  sigemptyset(&act.sa_mask);
+  act.sa_flags = SA_RESTART;
+  for (const int sig : {SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGXFSZ}) {
+    struct sigaction old {};
+    if (::sigaction(sig, &act, &old) != 0) continue;
+    if (old.sa_handler != SIG_DFL || (old.sa_flags & SA_SIGINFO) != 0) ::sigaction(sig, &old, nullptr);
+  }
+}
+
 // --help and --version on stdout: a blocking write is right there (a pipe
 // into `head` or a pager is read), and EPIPE is the reader's choice.
 void write_stdout(std::string_view text) {
@@ -194,6 +217,7 @@ int run_server_main(const std::string& program, const std::vector<std::string>& 
   ensure_standard_fds();
   // A client that closes its end must be a PeerClosed, not a silent death.
   std::signal(SIGPIPE, SIG_IGN);
+  survive_stray_signals();
   CommandLine line;
   try {
     line = parse_command_line(args);

@@ -6,7 +6,7 @@
 namespace spinrpc {
 
 /// The peer went away: EOF in the middle of a frame or while a Request
-/// waits for its answer, or EPIPE/ECONNRESET on a write. A clean EOF between
+/// waits for its answer, EPIPE/ECONNRESET on a write, ECONNRESET on a read. A clean EOF between
 /// frames is not an error (try_read_frame returns std::nullopt). what() is
 /// one line.
 class PeerClosed : public std::runtime_error {
@@ -17,7 +17,8 @@ class PeerClosed : public std::runtime_error {
     FieldBoundary,  ///< inside a frame, after a whole field (e.g. after `93 01 c4`)
     InsideField,    ///< inside a multi-byte field: a bin16/bin32 length, a name or payload begun
     DuringCall,     ///< a Request is open and its handler waits for a CallResponse
-    Writing,        ///< our write found the reader gone (EPIPE/ECONNRESET)
+    Writing,        ///< our write found the reader gone (EPIPE/ECONNRESET), or a read
+                    ///< found a socket peer gone with what we sent it unread (ECONNRESET)
   };
 
   PeerClosed(const std::string& message, Where where) : std::runtime_error(message), where_(where) {}

@@ -12,6 +12,7 @@
 #include <utility>  // std::move
 
 #include "channel/contended_yield.h"
+#include "channel/peer_closed.h"
 #include "channel/spin_config.h"
 #include "channel/syscall.h"
 #include "channel/timed_out.h"
@@ -164,11 +165,23 @@ void SpinReader::update_placement_stats() noexcept {
   }
 }
 
+long SpinReader::peer_gone(int err) const {
+  // ECONNRESET: a socket whose peer closed while bytes we sent were still
+  // unread in it (a Response, a Call): not a clean end, tsgo reports it
+  // too ("read: connection reset by peer", exit 1). Found by a break-it
+  // pass: a --pipe client that closed without reading its reply.
+  if (err == ECONNRESET) {
+    throw PeerClosed("the peer closed the connection without reading what was sent to it (fd " +
+                         std::to_string(fd_.get()) + ")",
+                     PeerClosed::Where::Writing);
+  }
+  return 0;  // EPIPE: the same as EOF
+}
+
 long SpinReader::read_now(std::byte* buf, std::size_t len) {
   const ssize_t n = check_syscall([&] { return ::read(fd_.get(), buf, len); }, "read from", fd_.get());
   if (n >= 0) return n;
-  // Branch: ECONNRESET/EPIPE, the peer died: the same as EOF.
-  if (errno == ECONNRESET || errno == EPIPE) return 0;
+  if (errno == ECONNRESET || errno == EPIPE) return peer_gone(errno);
   // Branch: EAGAIN, the fd is non-blocking (as we found it) and empty.
   return -1;
 }
@@ -182,7 +195,7 @@ long SpinReader::try_read(std::byte* buf, std::size_t len) {
     } while (n < 0 && errno == EINTR);
     if (n >= 0) return n;
     if (errno == EAGAIN || errno == EWOULDBLOCK) return -1;
-    if (errno == ECONNRESET || errno == EPIPE) return 0;
+    if (errno == ECONNRESET || errno == EPIPE) return peer_gone(errno);
     throw_syscall_error(errno, "read from", fd_.get());
   }
   if (try_with_ == TryWith::preadv2_nowait) {
@@ -195,7 +208,7 @@ long SpinReader::try_read(std::byte* buf, std::size_t len) {
     } while (n < 0 && errno == EINTR);
     if (n >= 0) return n;
     if (errno == EAGAIN || errno == EWOULDBLOCK) return -1;
-    if (errno == ECONNRESET || errno == EPIPE) return 0;
+    if (errno == ECONNRESET || errno == EPIPE) return peer_gone(errno);
     // Branch: EOPNOTSUPP (a FIFO, a terminal) or EINVAL (an old kernel): ask
     // poll(2) from now on.
     if (errno != EOPNOTSUPP && errno != EINVAL) throw_syscall_error(errno, "read from", fd_.get());

@@ -51,8 +51,10 @@ class SpinReader {
   /// Reads up to `len` (> 0) bytes into `buf`, waiting by the spin rule
   /// until at least one byte arrives. Spins at most the budget (µs), then
   /// blocks until the deadline, if one is set, else without limit. Returns
-  /// the byte count, or 0 at EOF (also for ECONNRESET). Throws TimedOut past
-  /// the deadline, std::system_error for other OS failures.
+  /// the byte count, or 0 at EOF (also for EPIPE). Throws TimedOut past
+  /// the deadline; PeerClosed (Where::Writing) for ECONNRESET, a socket
+  /// peer that closed with what we sent it unread; std::system_error for
+  /// other OS failures.
   /// For WaitFor::rest_of_message, a yield that comes back late ends the
   /// spin as usual but is not contention: it is the peer, writing the rest
   /// on our CPU until the pipe is full (a 1 MiB message took the adaptive
@@ -97,6 +99,8 @@ class SpinReader {
   long try_read(std::byte* buf, std::size_t len);
   // read(2) now: bytes, 0 at EOF, -1 on EAGAIN (a non-blocking fd).
   long read_now(std::byte* buf, std::size_t len);
+  // ECONNRESET or EPIPE from a read: throws PeerClosed, or returns 0 (EOF).
+  long peer_gone(int err) const;
   std::size_t blocking_read(std::byte* buf, std::size_t len);
   // After a wait that began at `start` and ended at `now`.
   void end_wait(Clock::time_point start, Clock::time_point now);

@@ -1,7 +1,10 @@
 #include <simdjson.h>
 
 #include <algorithm>  // std::sort, std::adjacent_find
+#include <cmath>      // std::isinf
+#include <cstdlib>    // std::strtod
 #include <cstring>    // std::memcmp, std::memchr
+#include <string>     // std::string, std::to_string
 #include <vector>     // std::vector
 
 #include "protocol/go_format.h"
@@ -115,6 +118,9 @@ struct JsonRpcDecoder::Impl {
   // would be in the input. At the first difference the equal prefix is
   // copied to `out` and writing begins.
   bool emit = false;         // false: validate only
+  // While not empty: the JSON pointer of the value being walked, whose
+  // numbers must fit a Go float64 (error.data).
+  std::string float64_pointer;
   bool diverged = false;
   const char* begin = nullptr;
   const char* expected = nullptr;
@@ -192,6 +198,27 @@ struct JsonRpcDecoder::Impl {
 
   // --- the walk ---------------------------------------------------------
 
+  // Go's strconv.ParseFloat: a number past the largest float64 (by more
+  // than half a unit in the last place) is out of range; one too small
+  // rounds to 0 and is not.
+  void check_float64(std::string_view token) const {
+    const std::string text(token);
+    if (!std::isinf(std::strtod(text.c_str(), nullptr))) return;
+    std::string error = "json: cannot unmarshal JSON number " + text + " into Go float64 within ";
+    append_go_quoted(error, float64_pointer);
+    fail(error + ": value out of range");
+  }
+
+  // One reference token of a JSON pointer (RFC 6901: ~ as ~0, / as ~1).
+  static void append_pointer_token(std::string& pointer, std::string_view name) {
+    pointer += '/';
+    for (const char c : name) {
+      if (c == '~') pointer += "~0";
+      else if (c == '/') pointer += "~1";
+      else pointer += c;
+    }
+  }
+
   void check_duplicates_sorted(std::size_t first) {
     sorted.assign(keys.begin() + static_cast<std::ptrdiff_t>(first), keys.end());
     std::sort(sorted.begin(), sorted.end());
@@ -240,7 +267,10 @@ struct JsonRpcDecoder::Impl {
           add_key(first, name);
           put_string(name, key_at);
           put_char(':');
+          const std::size_t pointer_size = float64_pointer.size();
+          if (pointer_size != 0) append_pointer_token(float64_pointer, name);
           walk(field.value(), depth + 1);
+          float64_pointer.resize(pointer_size);
         }
         end_object(first);
         put_char('}');
@@ -252,12 +282,20 @@ struct JsonRpcDecoder::Impl {
         od::array array = get(value.get_array());
         put_token("[", at);
         bool comma = false;
+        const std::size_t pointer_size = float64_pointer.size();
+        std::size_t index = 0;
         for (auto element : array) {
           od::value item = get(std::move(element));
           if (comma) put_char(',');
           comma = true;
+          if (pointer_size != 0) {
+            float64_pointer.resize(pointer_size);
+            float64_pointer += '/';
+            float64_pointer += std::to_string(index++);
+          }
           walk(item, depth + 1);
         }
+        float64_pointer.resize(pointer_size);
         put_char(']');
         return;
       }
@@ -275,6 +313,7 @@ struct JsonRpcDecoder::Impl {
                            : type == od::json_type::boolean ? token == "true" || token == "false"
                                                              : token == "null";
         if (!valid) fail_token(token);
+        if (type == od::json_type::number && !float64_pointer.empty()) check_float64(token);
         put_token(token, token.data());
         return;
       }
@@ -313,6 +352,26 @@ struct JsonRpcDecoder::Impl {
 
   // --- the envelope -----------------------------------------------------
 
+  // A number decoded into a Go int32 at `pointer` ("/id"): Go's errors for
+  // a fraction or exponent and for a value out of range.
+  std::int32_t go_int32(od::value value, const char* pointer) {
+    const std::string_view token = trim_trailing_space(token_of(value.raw_json_token()));
+    if (!is_json_number(token)) fail_token(token);
+    const auto fail_int = [&](const char* why) {
+      fail("json: cannot unmarshal JSON number " + std::string(token) + " into Go int32 within \"" +
+           pointer + "\": " + why);
+    };
+    if (token.find_first_of(".eE") != std::string_view::npos) fail_int("invalid syntax");
+    std::int64_t n = 0;
+    for (const char c : token.substr(token[0] == '-' ? 1 : 0)) {
+      n = n * 10 + (c - '0');
+      if (n > std::int64_t{1} << 31) fail_int("value out of range");
+    }
+    if (token[0] == '-') n = -n;
+    if (n > INT32_MAX || n < INT32_MIN) fail_int("value out of range");
+    return static_cast<std::int32_t>(n);
+  }
+
   JsonRpcId decode_id(od::value value) {
     const od::json_type type = get(value.type());
     JsonRpcId id;
@@ -322,25 +381,10 @@ struct JsonRpcDecoder::Impl {
         id.type = JsonRpcId::Type::String;
         id.text = get(value.get_string());
         return id;
-      case od::json_type::number: {
-        const std::string_view token = trim_trailing_space(token_of(value.raw_json_token()));
-        if (!is_json_number(token)) fail_token(token);
-        const auto fail_int = [&](const char* why) {
-          fail("json: cannot unmarshal JSON number " + std::string(token) +
-               " into Go int32 within \"/id\": " + why);
-        };
-        if (token.find_first_of(".eE") != std::string_view::npos) fail_int("invalid syntax");
-        std::int64_t n = 0;
-        for (const char c : token.substr(token[0] == '-' ? 1 : 0)) {
-          n = n * 10 + (c - '0');
-          if (n > std::int64_t{1} << 31) fail_int("value out of range");
-        }
-        if (token[0] == '-') n = -n;
-        if (n > INT32_MAX || n < INT32_MIN) fail_int("value out of range");
+      case od::json_type::number:
         id.type = JsonRpcId::Type::Number;
-        id.number = static_cast<std::int32_t>(n);
+        id.number = go_int32(value, "/id");
         return id;
-      }
       default:
         fail("json: cannot unmarshal JSON " + std::string(kind_name(type)) + " into Go int32 within \"/id\"");
     }
@@ -365,14 +409,19 @@ struct JsonRpcDecoder::Impl {
       add_key(first, name);
       od::value item = field.value();
       const od::json_type item_type = get(item.type());
-      if (name == "code") {
-        const std::string_view token = trim_trailing_space(token_of(item.raw_json_token()));
-        if (item_type != od::json_type::number || !is_json_number(token) ||
-            token.find_first_of(".eE") != std::string_view::npos || token.size() > 19) {
-          fail("json: cannot unmarshal JSON " + std::string(kind_name(item_type)) +
-               " into Go int32 within \"/error/code\"");
-        }
-        m.error_code = get(item.get_int64());
+      if (name == "code" && item_type == od::json_type::number) {
+        m.error_code = go_int32(item, "/error/code");
+      } else if (name == "code" && item_type == od::json_type::null) {
+        get(item.is_null());  // Go leaves the field as it is
+      } else if (name == "code") {
+        fail("json: cannot unmarshal JSON " + std::string(kind_name(item_type)) +
+             " into Go int32 within \"/error/code\"");
+      } else if (name == "data") {
+        // tsgo decodes data into a Go `any`: every number in it becomes a
+        // float64, and one beyond its range ends the session.
+        float64_pointer = "/error/data";
+        validate(item, 3);
+        float64_pointer.clear();
       } else if (name == "message" && item_type == od::json_type::string) {
         m.error_message = get(item.get_string());
       } else if (name == "message" && item_type != od::json_type::null) {
@@ -388,6 +437,7 @@ struct JsonRpcDecoder::Impl {
   JsonRpcMessage& decode(std::string_view json) {
     keys.clear();
     out.clear();
+    float64_pointer.clear();  // a body that failed inside error.data left it set
     message = JsonRpcMessage{};
     JsonRpcMessage& m = message;
     input_end = json.data() + json.size();
@@ -502,6 +552,7 @@ struct JsonRpcDecoder::Impl {
                            : type == od::json_type::boolean ? token == "true" || token == "false"
                                                              : token == "null";
         if (!valid) fail_token(token);
+        if (type == od::json_type::number && !float64_pointer.empty()) check_float64(token);
         put_token(token, token.data());
         check_scalar_end(token.data() + token.size());
       }

@@ -6,6 +6,7 @@
 
 #include <unistd.h>  // ::write
 
+#include <chrono>    // std::chrono::microseconds
 #include <cstddef>   // std::size_t
 #include <optional>  // std::optional
 #include <string>    // std::string
@@ -112,6 +113,23 @@ TEST_CASE("FdChannel::read_frame throws PeerClosed, not inside a field, on EOF b
     CHECK(std::string(error->what()) == "unexpected EOF: the peer closed the connection between frames");
     CHECK_FALSE(error->inside_field());
     CHECK(writer.wait() == "");
+  }
+}
+
+TEST_CASE("FdChannel over a socket whose peer closed with our reply unread throws PeerClosed for a reply not read") {
+  // ECONNRESET on the read: tsgo exits 1 there too ("read: connection reset
+  // by peer"), where a clean EOF between frames is the normal end.
+  for (const auto budget : {std::chrono::microseconds{0}, std::chrono::microseconds{100}}) {
+    CAPTURE(budget.count());
+    Link link = make_link(Transport::SocketPair);
+    ChannelOptions options;
+    options.spin.budget = budget;
+    FdChannel channel = reading_channel(link, options);
+    channel.write_frame(MessageType::Response, bytes("echo"), bytes("unread"));
+    link.write_end.reset();  // the peer goes, our Response still in its queue
+    const auto error = thrown<PeerClosed>([&] { (void)channel.try_read_frame(); });
+    REQUIRE(error.has_value());
+    CHECK(error->where() == PeerClosed::Where::Writing);
   }
 }
 

@@ -20,7 +20,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { createConnection } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { spinrpcPeer, tsgoPeer, requireBinary, hexdump } from "./peers.mjs";
+import { spinrpcPeer, tsgoPeer, requireBinary, hexdump, closeWithRepliesUnread } from "./peers.mjs";
 
 const SPINRPC = spinrpcPeer();
 const TSGO = tsgoPeer();
@@ -340,6 +340,14 @@ const fatalBodies = [
   ["method an array", '{"jsonrpc":"2.0","id":1,"method":[]}'],
   ["error a number", '{"jsonrpc":"2.0","id":1,"error":5}'],
   ["error code a string", '{"jsonrpc":"2.0","id":"api1","error":{"code":"x","message":"m"}}'],
+  ["error code 2147483648 (a Go int32)", '{"jsonrpc":"2.0","id":"api1","error":{"code":2147483648,"message":"m"}}'],
+  ["error code -2147483649", '{"jsonrpc":"2.0","id":"api1","error":{"code":-2147483649,"message":"m"}}'],
+  ["error code 9223372036854775808", '{"jsonrpc":"2.0","id":"api1","error":{"code":9223372036854775808,"message":"m"}}'],
+  ["error code 1.5", '{"jsonrpc":"2.0","id":"api1","error":{"code":1.5,"message":"m"}}'],
+  ["error code out of range in a request", '{"jsonrpc":"2.0","id":1,"method":"echo","error":{"code":2147483648}}'],
+  ["error data 1e400 (a Go float64)", '{"jsonrpc":"2.0","id":"api1","error":{"code":1,"message":"m","data":1e400}}'],
+  ["error data: a number out of range, deep", '{"jsonrpc":"2.0","id":"api1","error":{"code":1,"data":[1e-400,{"x~/\\"\u00e9":[1,-2e999]}]}}'],
+  ["error data: 1.7976931348623159e308 rounds past the largest float64", '{"jsonrpc":"2.0","id":"api1","error":{"code":1,"data":[1.7976931348623157e308,1.7976931348623159e308]}}'],
 ];
 for (const [name, body] of fatalBodies) add(3, `fatal: ${name}`, msg(body), { deliberate: "json-error-text" });
 add(3, "fatal after good requests (their replies)", cat(echo(1, "1"), echo(2, "2"), msg("[1]")), { deliberate: "no-lost-replies", expect: 2 });
@@ -348,6 +356,7 @@ add(3, "null and {} bodies are ignored", cat(msg("null"), msg("{}"), msg(" null 
 add(3, "notification: no reply", cat(msg('{"jsonrpc":"2.0","method":"echo","params":1}'), echo(2, "2")));
 add(3, "empty method with an id: a response, dropped", cat(msg('{"jsonrpc":"2.0","id":1,"method":"","params":1}'), echo(2, "2")));
 add(3, "ID (wrong case) is an unknown member", cat(msg('{"jsonrpc":"2.0","ID":1,"method":"echo"}'), echo(2, "2")));
+add(3, "error code null, data 1e-400 and 400 digits in result: taken", cat(msg('{"jsonrpc":"2.0","id":"api1","error":{"code":null,"message":null,"data":[1e-400,-0.0]}}'), msg(`{"jsonrpc":"2.0","id":"api2","result":[${"9".repeat(400)},1e400]}`), echo(2, "2")));
 add(3, "response to no pending call: dropped", cat(msg('{"jsonrpc":"2.0","id":"api7","result":{"x":1}}'), msg('{"jsonrpc":"2.0","id":3,"error":{"code":1,"message":"m","data":[1]}}'), echo(2, "2")));
 add(3, "jsonrpc absent", msg('{"id":1,"method":"echo","params":"no version"}'));
 add(3, "member order free, unknown members ignored", msg('{"params":[1],"extra":{"a":[1,{"b":null}]},"method":"echo","result":5,"error":null,"id":7,"jsonrpc":"2.0"}'));
@@ -469,6 +478,20 @@ describe("async conformance: --pipe", () => {
       assert.equal(r.socketLeft, false);
     }
     judge({ name: "§9 --pipe session", args: ["--api", "--async", "--pipe", "PATH"], input }, ours, theirs);
+  });
+
+  test("§9 --pipe: a client that closes with its replies unread: both exit 1 (connection reset)", async () => {
+    const input = cat(echo(1, "1"), req(2, "ping"));
+    const args = ["--api", "--async", "--cwd", CWD];
+    const [theirs, ours] = await Promise.all([
+      closeWithRepliesUnread(TSGO, args, input, scratch),
+      closeWithRepliesUnread(SPINRPC, args, input, scratch),
+    ]);
+    assert.equal(theirs.status, 1, `tsgo: ${JSON.stringify(theirs)}`);
+    assert.match(theirs.stderr, /^jsonrpc: read header: .*connection reset by peer\n$/);
+    assert.equal(ours.status, 1, `spinrpc-server: ${JSON.stringify(ours)}`);
+    assert.equal(ours.stderr, "spinrpc-server: the client closed the connection before reading a reply\n");
+    assert.equal(ours.socketLeft, false);
   });
 });
 

@@ -16,7 +16,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   spinrpcPeer, tsgoPeer, requireBinary, request, frame, bytes, bin, bin8, bin16, bin32,
-  bin32Header, parseFrames, hexdump, T,
+  bin32Header, parseFrames, hexdump, T, closeWithRepliesUnread,
 } from "./peers.mjs";
 import { deliberateDifference, eofAtFieldBoundary } from "./differences.mjs";
 
@@ -470,6 +470,64 @@ describe("conformance with --timing (structural)", () => {
 });
 
 // ── command line ─────────────────────────────────────────────────────
+
+describe("conformance: --pipe, a client that closes with its replies unread", () => {
+  // The connection is reset, not ended: tsgo exits 1 ("read unix PATH->@:
+  // read: connection reset by peer"); spinrpc-server exits 1 with its own
+  // line for a reply the client did not read (docs/PROTOCOL.md).
+  for (const [what, input] of [["one echo", request("echo", '"x"')], ["an echo and half a frame", Buffer.concat([request("echo", '"x"'), request("echo", '"y"').subarray(0, 5)])]]) {
+    test(what, async () => {
+      const [theirs, ours] = await Promise.all([
+        closeWithRepliesUnread(tsgoPeer(), ["--api", "--cwd", "/"], input, scratch),
+        closeWithRepliesUnread(spinrpcPeer(), ["--api", "--cwd", "/"], input, scratch),
+      ]);
+      assert.equal(theirs.status, 1, `tsgo: ${JSON.stringify(theirs)}`);
+      assert.match(theirs.stderr, /connection reset by peer/);
+      assert.equal(ours.status, 1, `spinrpc-server: ${JSON.stringify(ours)}`);
+      assert.equal(ours.stderr, "spinrpc-server: the client closed the connection before reading a reply\n");
+      assert.equal(ours.socketLeft, false);
+    });
+  }
+});
+
+describe("conformance: signals tsgo's runtime catches and ignores", () => {
+  // SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGXFSZ while waiting for
+  // input: both serve on (a C process dies of them by default).
+  async function survives(peer) {
+    requireBinary(peer);
+    const child = spawn(peer.path, ["--api", "--cwd", "/"], { stdio: ["pipe", "pipe", "pipe"] });
+    let stdout = Buffer.alloc(0);
+    let stderr = "";
+    child.stderr.on("data", (d) => { stderr += d; });
+    const replies = (n) => new Promise((res) => {
+      const check = () => { if (parseFrames(stdout).frames.length >= n) { child.stdout.off("data", on); res(); } };
+      const on = (d) => { stdout = Buffer.concat([stdout, d]); check(); };
+      child.stdout.on("data", on);
+      check();
+    });
+    const closed = new Promise((res) => child.once("close", (status, signal) => res({ status, signal })));
+    const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
+    try {
+      child.stdin.write(request("echo", '"1"'));
+      await replies(1);  // serving, now waiting for input
+      for (const sig of ["SIGUSR1", "SIGUSR2", "SIGALRM", "SIGVTALRM", "SIGPROF", "SIGXFSZ"]) child.kill(sig);
+      child.stdin.on("error", () => {});
+      child.stdin.write(request("echo", '"2"'));
+      await Promise.race([replies(2), closed]);
+      child.stdin.end();
+      const { status, signal } = await closed;
+      return { status, signal, stderr, replies: parseFrames(stdout).frames.length };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+  test("spinrpc-server and tsgo answer the next request and exit 0 at EOF", async () => {
+    const [theirs, ours] = await Promise.all([survives(TSGO), survives(SPINRPC)]);
+    const want = { status: 0, signal: null, stderr: "", replies: 2 };
+    assert.deepStrictEqual(theirs, want, "tsgo");
+    assert.deepStrictEqual(ours, want, "spinrpc-server");
+  });
+});
 
 describe("conformance: command line", () => {
   const cli = [

@@ -160,3 +160,45 @@ export function hexdump(buf, max = 256) {
   const shown = b.subarray(0, max).toString("hex").replace(/(..)/g, "$1 ").trim();
   return b.length > max ? `${shown} … (${b.length} bytes)` : shown || "(empty)";
 }
+
+/**
+ * Starts `peer` serving one client on a Unix socket (`--pipe`), connects,
+ * sends `input`, and closes without reading anything back: the replies stay
+ * unread in the socket, so the server's next read finds the connection
+ * reset (ECONNRESET), not a clean EOF. Resolves to the server's
+ * { status, signal, stderr, socketLeft }. The socket is paused before it
+ * connects, so Node never reads from it.
+ */
+export async function closeWithRepliesUnread(peer, args, input, dir, { settleMs = 300, timeoutMs = 20_000 } = {}) {
+  requireBinary(peer);
+  const { createConnection } = await import("node:net");
+  const path = join(dir, `${peer.name}-unread.sock`);
+  const child = spawn(peer.path, [...args, "--pipe", path], { stdio: ["ignore", "ignore", "pipe"] });
+  const err = [];
+  child.stderr.on("data", (d) => err.push(d));
+  const exited = new Promise((res) => child.on("close", (status, signal) => res({ status, signal })));
+  const kill = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+  try {
+    const socket = await new Promise((res, rej) => {
+      const deadline = Date.now() + timeoutMs;
+      const tryConnect = () => {
+        const s = createConnection(path);
+        s.pause();
+        s.once("connect", () => res(s));
+        s.once("error", () => { if (Date.now() > deadline) rej(new Error(`${peer.name}: no socket at ${path}`)); else setTimeout(tryConnect, 20); });
+      };
+      tryConnect();
+    });
+    await new Promise((res) => socket.write(input, res));
+    // Time for the replies to be written into the socket (not asserted: if
+    // they were not, the close is a clean EOF and the caller's expectation
+    // of tsgo's status fails loudly).
+    await new Promise((res) => setTimeout(res, settleMs));
+    socket.destroy();
+    const { status, signal } = await exited;
+    return { status, signal, stderr: Buffer.concat(err).toString("utf8"), socketLeft: existsSync(path) };
+  } finally {
+    clearTimeout(kill);
+    child.kill("SIGKILL");
+  }
+}

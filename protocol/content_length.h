@@ -24,7 +24,7 @@ struct ContentLengthResult {
   std::size_t size_bytes;
   /// NeedMore only: what EOF at this point means. Empty when no byte of a
   /// message has arrived (a clean end); otherwise the one-line error for a
-  /// message cut short (docs/ASYNC.md, "End of input").
+  /// message cut short (docs/ASYNC.md, "Deliberate differences": EOF inside a header or before the body).
   std::string_view eof_error;
 };
 

@@ -25,7 +25,7 @@ void append_go_quoted(std::string& out, std::string_view text);
 void append_json_string(std::string& out, std::string_view text);
 
 /// Appends the inside of a JSON string (no quotes) with the fewest escapes,
-/// as tsgo writes them (docs/ASYNC.md, "Replies"): `"` and `\` get a
+/// as tsgo writes them (docs/ASYNC.md, "Replies and handlers"): `"` and `\` get a
 /// backslash, U+0000–U+001F use \b \f \n \r \t or \u00xx (lower-case hex),
 /// every other byte is copied. `utf8` must be valid UTF-8 (the JSON-RPC
 /// decoder's strings are); append_json_string handles arbitrary bytes.

@@ -10,7 +10,7 @@
 
 namespace spinrpc {
 
-/// A JSON-RPC id as tsgo keeps it (docs/ASYNC.md, "JSON rules"): none
+/// A JSON-RPC id as tsgo keeps it (docs/ASYNC.md, "Bodies"): none
 /// (absent or null), an int32, or a string. The string "" is kept as tsgo
 /// keeps it, as "no string", and so is written as 0.
 struct JsonRpcId {
@@ -46,7 +46,7 @@ struct JsonRpcMessage {
 };
 
 /// Decodes JSON-RPC bodies with simdjson's On-Demand parser and the strict
-/// rules of tsgo's decoder (docs/ASYNC.md, "JSON rules"): valid UTF-8 and
+/// rules of tsgo's decoder (docs/ASYNC.md, "Bodies"): valid UTF-8 and
 /// escapes, no duplicate member names at any depth, depth at most 10000
 /// counting the envelope, one object or `null` and nothing after it,
 /// `jsonrpc` absent or exactly the bytes "2.0", id absent, null, a string or

@@ -246,7 +246,7 @@ bool bool_option(const Napi::Value& value, const char* key) {
 }
 
 // The third constructor argument: TS 7's collectTiming boolean, or an
-// object of our options (docs/NODE.md, "Options").
+// object of our options (docs/NODE.md, "The surface").
 void read_options(const Napi::Value& value, SyncRpcOptions& options, bool& collect_timing) {
   if (value.IsUndefined()) return;
   if (!value.IsObject() || value.IsArray() || value.IsFunction()) {

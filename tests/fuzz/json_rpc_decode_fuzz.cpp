@@ -1,6 +1,6 @@
 // Fuzz target: the async decode path on its own: protocol/content_length.h
 // splitting a byte stream into bodies and protocol/json_rpc.h decoding each
-// (docs/ASYNC.md, "Framing", "JSON rules").
+// (docs/ASYNC.md, "Framing", "Bodies").
 //
 // For each input:
 //  1. The stream is split in one pass and again fed at seeded random split

@@ -1,5 +1,5 @@
 // JsonRpcDecoder and the reply writers: tsgo's strict rules for incoming
-// bodies and its output form (docs/ASYNC.md, "JSON rules", "Replies"). The
+// bodies and its output form (docs/ASYNC.md, "Bodies", "Replies and handlers"). The
 // output bytes are checked against nlohmann-json, an independent parser and
 // printer: random documents written with random white space and escapes
 // must come back as nlohmann's compact dump of the same value, with every

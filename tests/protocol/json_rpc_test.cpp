@@ -160,7 +160,7 @@ TEST_CASE("depth: 10000 levels counting the envelope, not 10001") {
 
 TEST_CASE("a body is read from a copy, whatever follows it; views still point into the body") {
   JsonRpcDecoder d;
-  for (const std::string after : {std::string(), std::string(100, 'z'), std::string("[[[[Content-Length: 9\r\n")}) {
+  for (const std::string& after : {std::string(), std::string(100, 'z'), std::string("[[[[Content-Length: 9\r\n")}) {
     const std::string storage = R"({"id":1,"method":"echo","params":[1,2]})" + after;
     const ByteView body = as_bytes(std::string_view(storage).substr(0, storage.size() - after.size()));
     const JsonRpcMessage& m = d.decode(body);

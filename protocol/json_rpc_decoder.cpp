@@ -201,7 +201,11 @@ struct JsonRpcDecoder::Impl {
   // Go's strconv.ParseFloat: a number past the largest float64 (by more
   // than half a unit in the last place) is out of range; one too small
   // rounds to 0 and is not.
-  void check_float64(std::string_view token) const {
+  //
+  // These helpers are kept out of walk() (noinline): walk recurses once per
+  // level, up to 10000 levels, and a std::string temporary in its frame
+  // overflowed the 8 MiB stack under ASan (ci: "10000 nested arrays").
+  [[gnu::noinline]] void check_float64(std::string_view token) const {
     const std::string text(token);
     if (!std::isinf(std::strtod(text.c_str(), nullptr))) return;
     std::string error = "json: cannot unmarshal JSON number " + text + " into Go float64 within ";
@@ -210,13 +214,21 @@ struct JsonRpcDecoder::Impl {
   }
 
   // One reference token of a JSON pointer (RFC 6901: ~ as ~0, / as ~1).
-  static void append_pointer_token(std::string& pointer, std::string_view name) {
-    pointer += '/';
+  [[gnu::noinline]] void push_pointer_name(std::string_view name) {
+    float64_pointer += '/';
     for (const char c : name) {
-      if (c == '~') pointer += "~0";
-      else if (c == '/') pointer += "~1";
-      else pointer += c;
+      if (c == '~') float64_pointer += "~0";
+      else if (c == '/') float64_pointer += "~1";
+      else float64_pointer += c;
     }
+  }
+
+  // The pointer of an array's element `index`, the array's own being the
+  // first `array_size` bytes.
+  [[gnu::noinline]] void push_pointer_index(std::size_t array_size, std::size_t index) {
+    float64_pointer.resize(array_size);
+    float64_pointer += '/';
+    float64_pointer += std::to_string(index);
   }
 
   void check_duplicates_sorted(std::size_t first) {
@@ -268,9 +280,9 @@ struct JsonRpcDecoder::Impl {
           put_string(name, key_at);
           put_char(':');
           const std::size_t pointer_size = float64_pointer.size();
-          if (pointer_size != 0) append_pointer_token(float64_pointer, name);
+          if (pointer_size != 0) push_pointer_name(name);
           walk(field.value(), depth + 1);
-          float64_pointer.resize(pointer_size);
+          if (pointer_size != 0) float64_pointer.resize(pointer_size);
         }
         end_object(first);
         put_char('}');
@@ -288,14 +300,10 @@ struct JsonRpcDecoder::Impl {
           od::value item = get(std::move(element));
           if (comma) put_char(',');
           comma = true;
-          if (pointer_size != 0) {
-            float64_pointer.resize(pointer_size);
-            float64_pointer += '/';
-            float64_pointer += std::to_string(index++);
-          }
+          if (pointer_size != 0) push_pointer_index(pointer_size, index++);
           walk(item, depth + 1);
         }
-        float64_pointer.resize(pointer_size);
+        if (pointer_size != 0) float64_pointer.resize(pointer_size);
         put_char(']');
         return;
       }

@@ -17,10 +17,9 @@ import { describe, test, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { createConnection } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { spinrpcPeer, tsgoPeer, requireBinary, hexdump, closeWithRepliesUnread } from "./peers.mjs";
+import { spinrpcPeer, tsgoPeer, requireBinary, hexdump, closeWithRepliesUnread, connectWhenListening } from "./peers.mjs";
 
 const SPINRPC = spinrpcPeer();
 const TSGO = tsgoPeer();
@@ -132,15 +131,7 @@ async function runPeerOverPipe(peer, input, { expect = countRequests(input) } = 
   const exited = new Promise((res) => child.on("close", (status, signal) => res({ status, signal })));
   const kill = setTimeout(() => child.kill("SIGKILL"), TIMEOUT_MS);
   try {
-    const socket = await new Promise((res, rej) => {
-      const deadline = Date.now() + TIMEOUT_MS;
-      const tryConnect = () => {
-        const s = createConnection(path);
-        s.once("connect", () => res(s));
-        s.once("error", () => { if (Date.now() > deadline) rej(new Error(`${peer.name}: no socket at ${path}`)); else setTimeout(tryConnect, 20); });
-      };
-      tryConnect();
-    });
+    const socket = await connectWhenListening(peer, path, { timeoutMs: TIMEOUT_MS });
     const out = [];
     await new Promise((res) => {
       let quiet = setTimeout(res, QUIET_MS);

@@ -171,7 +171,6 @@ export function hexdump(buf, max = 256) {
  */
 export async function closeWithRepliesUnread(peer, args, input, dir, { settleMs = 300, timeoutMs = 20_000 } = {}) {
   requireBinary(peer);
-  const { createConnection } = await import("node:net");
   const path = join(dir, `${peer.name}-unread.sock`);
   const child = spawn(peer.path, [...args, "--pipe", path], { stdio: ["ignore", "ignore", "pipe"] });
   const err = [];
@@ -179,16 +178,7 @@ export async function closeWithRepliesUnread(peer, args, input, dir, { settleMs 
   const exited = new Promise((res) => child.on("close", (status, signal) => res({ status, signal })));
   const kill = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
   try {
-    const socket = await new Promise((res, rej) => {
-      const deadline = Date.now() + timeoutMs;
-      const tryConnect = () => {
-        const s = createConnection(path);
-        s.pause();
-        s.once("connect", () => res(s));
-        s.once("error", () => { if (Date.now() > deadline) rej(new Error(`${peer.name}: no socket at ${path}`)); else setTimeout(tryConnect, 20); });
-      };
-      tryConnect();
-    });
+    const socket = await connectWhenListening(peer, path, { timeoutMs, paused: true });
     await new Promise((res) => socket.write(input, res));
     // Time for the replies to be written into the socket (not asserted: if
     // they were not, the close is a clean EOF and the caller's expectation
@@ -201,4 +191,23 @@ export async function closeWithRepliesUnread(peer, args, input, dir, { settleMs 
     clearTimeout(kill);
     child.kill("SIGKILL");
   }
+}
+
+/**
+ * Connects to the Unix socket `path` that `peer` is about to listen on,
+ * retrying every 20 ms until `timeoutMs`. With `paused`, the socket is
+ * paused before it connects, so Node reads nothing from it until resumed.
+ */
+export async function connectWhenListening(peer, path, { timeoutMs = 20_000, paused = false } = {}) {
+  const { createConnection } = await import("node:net");
+  const deadline = Date.now() + timeoutMs;
+  return new Promise((res, rej) => {
+    const tryConnect = () => {
+      const s = createConnection(path);
+      if (paused) s.pause();
+      s.once("connect", () => res(s));
+      s.once("error", () => { if (Date.now() > deadline) rej(new Error(`${peer.name}: no socket at ${path}`)); else setTimeout(tryConnect, 20); });
+    };
+    tryConnect();
+  });
 }

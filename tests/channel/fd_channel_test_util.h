@@ -3,6 +3,8 @@
 // bytes on the wire (msgpack-c writes them), comparing a FrameView with one,
 // the chunk sizes and transports every case runs over, and a writer thread.
 
+#include <atomic>    // std::atomic
+#include <chrono>    // std::chrono::steady_clock
 #include <csignal>   // std::signal, SIGPIPE
 #include <cstddef>   // std::size_t
 #include <optional>  // std::optional
@@ -93,16 +95,29 @@ inline FdChannel writing_channel(UniqueFd out, Transport t, ChannelOptions optio
 
 // Writes `frames` with write_frame from a thread, through a channel that the
 // thread owns and destroys at the end (the reader's EOF). Before each frame
-// marked in `drain_before`, waits until the reader has taken every byte so far.
+// marked in `drain_before`, waits until the reader has taken every byte so
+// far; or, given `frames_read` (the reader's count of frames it has read,
+// which the test bumps after each read_frame), until the reader has read
+// every frame before this one: then no byte of the frame can reach the
+// reader's buffer before it is done with the previous one, whatever the
+// kernel reports of unread bytes. Gives up after 20 s (an error).
 inline std::thread write_frames(Link& link, const std::vector<Expected>& frames,
-                         std::vector<bool> drain_before, std::string& error) {
+                         std::vector<bool> drain_before, std::string& error,
+                         const std::atomic<std::size_t>* frames_read = nullptr) {
   return std::thread([out = std::move(link.write_end), t = link.transport, &frames,
-                      drain_before = std::move(drain_before), &error]() mutable {
+                      drain_before = std::move(drain_before), &error, frames_read]() mutable {
     try {
       FdChannel channel = writing_channel(std::move(out), t);
       for (std::size_t i = 0; i < frames.size(); ++i) {
         if (i < drain_before.size() && drain_before[i]) {
-          while (unread_bytes(channel.out_fd(), t) > 0) std::this_thread::yield();
+          const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+          while (frames_read != nullptr ? frames_read->load() < i : unread_bytes(channel.out_fd(), t) > 0) {
+            if (std::chrono::steady_clock::now() > deadline) {
+              error = "the reader did not take frame " + std::to_string(i - 1) + " within 20 s";
+              return;
+            }
+            std::this_thread::yield();
+          }
         }
         channel.write_frame(frames[i].type, frames[i].name, frames[i].payload);
       }

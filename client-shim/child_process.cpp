@@ -63,18 +63,18 @@ std::vector<std::string> entries_not_set(std::span<const std::string_view> add_e
   std::vector<std::string> out;
   for (const std::string_view entry : add_env) {
     const std::string name(entry.substr(0, entry.find('=')));
-    const bool set = environment ? environment_value(*environment, name.c_str()) != nullptr
-                                 : std::getenv(name.c_str()) != nullptr;
-    if (!set) out.emplace_back(entry);
+    if (environment_value(environment, name) == nullptr) out.emplace_back(entry);
   }
   return out;
 }
 
 }  // namespace
 
-const char* environment_value(const std::vector<std::string>& environment, std::string_view name) {
+const char* environment_value(const std::optional<std::vector<std::string>>& environment,
+                              const std::string& name) {
+  if (!environment) return std::getenv(name.c_str());
   // The first entry wins, as getenv(3) reads environ.
-  for (const std::string& entry : environment) {
+  for (const std::string& entry : *environment) {
     if (entry.size() > name.size() && entry.compare(0, name.size(), name) == 0 && entry[name.size()] == '=') {
       return entry.c_str() + name.size() + 1;
     }

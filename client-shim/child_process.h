@@ -10,9 +10,11 @@
 namespace spinrpc {
 
 /// getenv(3) over an environment given as "NAME=value" entries: the value
-/// of the first entry named `name`, or nullptr. The pointer lives as long as
+/// of the first entry named `name`, or nullptr; std::nullopt stands for
+/// this process's environment (getenv itself). The pointer lives as long as
 /// the entry.
-const char* environment_value(const std::vector<std::string>& environment, std::string_view name);
+const char* environment_value(const std::optional<std::vector<std::string>>& environment,
+                              const std::string& name);
 
 /// A child process started with posix_spawnp(3), owned until it is reaped.
 /// Move-only; a moved-from or default-constructed object owns no child.

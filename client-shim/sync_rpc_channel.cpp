@@ -252,13 +252,8 @@ void SyncRpcChannel::State::open_channel(UniqueFd in, UniqueFd out) {
   // socket, a FIFO we opened: open file descriptions of our own), so its
   // O_NONBLOCK touches nothing of anyone else's.
   if (options.request_timeout.count() > 0) set_nonblocking(out.get(), true);
-  SpinPolicy spin;
-  if (options.environment) {
-    const std::vector<std::string>& environment = *options.environment;
-    spin = resolve_spin_policy(options.spin, [&](const char* name) { return environment_value(environment, name); });
-  } else {
-    spin = resolve_spin_policy(options.spin);
-  }
+  SpinPolicy spin = resolve_spin_policy(
+      options.spin, [this](const char* name) { return environment_value(options.environment, name); });
   spin.peer_pid = child.pid() > 0 ? child.pid() : 0;  // a server we started
   channel.emplace(std::move(in), std::move(out), ChannelOptions{options.channel, std::move(spin)});
 }

@@ -218,8 +218,9 @@ std::vector<std::string> env_option(const Napi::Value& value) {
     const Napi::Value key = keys.Get(i);
     const Napi::Value v = object.Get(key);
     if (v.IsUndefined()) continue;
-    const std::string name = "options.env['" + key.ToString().Utf8Value() + "']";
-    std::string entry = checked_spawn_text(key, key.ToString().Utf8Value(), name);
+    const std::string key_text = key.ToString().Utf8Value();
+    const std::string name = "options.env['" + key_text + "']";
+    std::string entry = checked_spawn_text(key, key_text, name);
     entry += '=';
     entry += checked_spawn_text(v, v.ToString().Utf8Value(), name);
     entries.push_back(std::move(entry));

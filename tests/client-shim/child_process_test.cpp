@@ -61,7 +61,7 @@ TEST_CASE("ChildProcess::spawn with an environment given: the child gets that on
 }
 
 TEST_CASE("environment_value reads NAME=value entries as getenv reads environ") {
-  const std::vector<std::string> env{"A=1", "AB=2", "B=", "A=3", "C"};
+  const std::optional<std::vector<std::string>> env = std::vector<std::string>{"A=1", "AB=2", "B=", "A=3", "C"};
   CHECK(std::string_view(environment_value(env, "A")) == "1");  // the first wins
   CHECK(std::string_view(environment_value(env, "AB")) == "2");
   CHECK(std::string_view(environment_value(env, "B")).empty());

@@ -68,6 +68,25 @@ class AdaptiveSpinController {
 
   /// Cap on the short waits needed to resume after repeated contention.
   static constexpr unsigned kMaxWaitsToResume = 3 * 64;
+
+  /// After a suspension for contention, the short waits alone do not resume
+  /// spinning: there must also be no more runnable tasks than CPUs, or the
+  /// next spin only takes turns from the tasks that caused it (2 pairs on 2
+  /// CPUs: a stretch of ~24 spinning waits per resumption cost 9-13 %
+  /// against spin off; docs/SPIN-NOTES.md#resuming-needs-a-spare-cpu). When
+  /// the count is reached, the controller asks for up to kSpareCpuSamples
+  /// samples, one per wait (wants_spare_cpu_sample()):
+  /// kSpareCpuSamplesToResume that found a spare CPU resume; when that can
+  /// no longer happen, it is one more contention (the count to resume
+  /// doubles) and the controller stays suspended.
+  static constexpr unsigned kSpareCpuSamples = 4;
+  static constexpr unsigned kSpareCpuSamplesToResume = 2;
+  /// True while the controller waits for spare-CPU samples.
+  bool wants_spare_cpu_sample() const noexcept { return sampling_; }
+  /// Feeds one sample: whether every runnable task had a CPU (CpuLoadProbe).
+  void after_spare_cpu_sample(bool spare_cpu) noexcept;
+  /// Times a resumption was put off because the CPUs were oversubscribed.
+  std::uint64_t resumptions_refused() const noexcept { return resumptions_refused_; }
   /// Uncontended spinning waits that forget earlier contention.
   static constexpr unsigned kWaitsToForgive = 1000;
 
@@ -76,6 +95,7 @@ class AdaptiveSpinController {
   std::uint64_t resumptions() const noexcept { return resumptions_; }
 
  private:
+  void resume() noexcept;
   bool adaptive_;
   bool spinning_ = true;
   unsigned long_waits_ = 0;   // consecutive waits over the threshold
@@ -83,6 +103,11 @@ class AdaptiveSpinController {
   unsigned waits_to_resume_ = kWaitsToFlip;  // grows with contention
   unsigned calm_waits_ = 0;   // spinning waits since the last contention
   bool contended_before_ = false;  // a contention since the last calm stretch
+  bool suspended_by_contention_ = false;  // resuming also needs a spare CPU
+  bool sampling_ = false;           // asking for spare-CPU samples
+  unsigned samples_ = 0;            // spare-CPU samples taken in this round
+  unsigned spare_samples_ = 0;       // of those, the ones that found a spare CPU
+  std::uint64_t resumptions_refused_ = 0;
   std::uint64_t suspensions_ = 0;
   std::uint64_t resumptions_ = 0;
 };

@@ -372,7 +372,14 @@ void SpinReader::note_contention() noexcept {
 void SpinReader::end_wait(Clock::time_point start, Clock::time_point now) {
   // One clock read serves the wait and the cycle it ends.
   if (wrote_at_ && occupier_) end_cycle(now);
-  const bool spin = controller_.after_wait(now - start);
+  bool spin = controller_.after_wait(now - start);
+  // Resuming after contention needs a spare CPU too: a sample per wait while
+  // the rule asks (AdaptiveSpinController::kSpareCpuSamples).
+  if (controller_.wants_spare_cpu_sample()) {
+    controller_.after_spare_cpu_sample(spare_cpu_.spare_cpu());
+    spin = controller_.spinning();
+    stats_.resumptions_refused = controller_.resumptions_refused();
+  }
   stats_.suspensions = controller_.suspensions();
   stats_.resumptions = controller_.resumptions();
   stats_.spinning = spin;

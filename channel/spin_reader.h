@@ -7,6 +7,7 @@
 #include <optional>  // std::optional
 
 #include "channel/channel_stats.h"
+#include "channel/cpu_load_probe.h"
 #include "channel/occupier.h"
 #include "channel/placement_controller.h"
 #include "channel/spin_policy.h"
@@ -129,6 +130,7 @@ class SpinReader {
   UniqueFd fd_;
   SpinPolicy policy_;                   // read once at start-up
   AdaptiveSpinController controller_;  // pure adaptive rule
+  CpuLoadProbe spare_cpu_;               // asked only when controller_ wants a sample
   ChannelStats stats_;                  // counters and policy, always current
   Clock::duration spun_{};              // total time spent spinning
   std::optional<Clock::time_point> deadline_;  // see set_deadline()

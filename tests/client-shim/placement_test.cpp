@@ -75,6 +75,8 @@ struct Stats {
   std::string placement, mode, decision;
   std::uint64_t contentions = 0;
   std::int64_t cpu = -1, occupier_cpu = -1, occupier_avoided_cpu = -1;
+  bool spinning = false;
+  std::uint64_t resumptions_refused = 0;
 };
 
 Stats server_stats(SyncRpcChannel& channel) {
@@ -83,7 +85,8 @@ Stats server_stats(SyncRpcChannel& channel) {
   return {std::string(s["placement"].get_string().value()), std::string(s["placement_mode"].get_string().value()),
           std::string(s["placement_decision"].get_string().value()),
           s["occupier_contentions"].get_uint64().value(), s["cpu"].get_int64().value(),
-          s["occupier_cpu"].get_int64().value(), s["occupier_avoided_cpu"].get_int64().value()};
+          s["occupier_cpu"].get_int64().value(), s["occupier_avoided_cpu"].get_int64().value(),
+          s["spinning"].get_bool().value(), s["resumptions_refused"].get_uint64().value()};
 }
 
 void echo_many(SyncRpcChannel& channel, int count) {
@@ -117,16 +120,24 @@ TEST_CASE("an occupying spinrpc-server keeps another CPU than its own, and lets 
 
   const BusyEverywhere busy;
   // A hang guard, not a timing: the busy loops take whole time slices, so
-  // the occupier's next yields come back late within a few of them.
+  // the occupier's next yields come back late within a few of them. On a
+  // machine already loaded (ctest -j2), the adaptive rule may have suspended
+  // spinning, and occupying with it, before the busy loops started; then it
+  // must refuse to resume while they run (CpuLoadProbe), so the occupier
+  // never gets to run into them.
   const auto guard = std::chrono::steady_clock::now() + 60s;
   Stats after = server_stats(channel);
-  while (after.contentions == before.contentions && std::chrono::steady_clock::now() < guard) {
+  const auto let_go = [&] { return after.contentions > before.contentions; };
+  const auto held_off = [&] { return !after.spinning && after.resumptions_refused > before.resumptions_refused; };
+  while (!let_go() && !held_off() && std::chrono::steady_clock::now() < guard) {
     echo_many(channel, 16);
     after = server_stats(channel);
   }
-  REQUIRE(after.contentions > before.contentions);
-  CHECK(after.mode == "free");
-  CHECK(after.decision == "backoff after contention");
+  REQUIRE((let_go() || held_off()));
+  if (let_go()) {
+    CHECK(after.mode == "free");
+    CHECK(after.decision == "backoff after contention");
+  }
 }
 
 TEST_CASE("the shim leaves placement to a server it started that places, and places against one that does not" *
@@ -134,6 +145,10 @@ TEST_CASE("the shim leaves placement to a server it started that places, and pla
   SyncRpcOptions placing;
   placing.spin.spin_us = 100;
   placing.spin.placement = PlacementController::Setting::occupy;  // occupies from the first cycle
+  // The adaptive rule off: on a loaded machine (ctest -j2) a contention in
+  // the first echoes would suspend spinning, occupying with it, and keep it
+  // suspended while the load lasts; this case is about who places.
+  placing.spin.adaptive = false;
   {
     // spinrpc-server places by default: its occupier thread is there.
     SyncRpcChannel channel(bin_path("spinrpc-server"), {"--api", "--spin-us", "100"}, placing);

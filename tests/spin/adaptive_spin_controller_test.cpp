@@ -87,11 +87,14 @@ namespace {
 using namespace std::chrono_literals;
 using spinrpc::AdaptiveSpinController;
 
-// Feeds short waits until the controller spins again; returns how many.
-unsigned short_waits_to_resume(AdaptiveSpinController& ctl) {
+// Feeds short waits until the controller spins again, answering its
+// spare-CPU samples with `spare_cpu` as SpinReader does (one per wait); returns
+// how many waits it took (1000: it did not resume).
+unsigned short_waits_to_resume(AdaptiveSpinController& ctl, bool spare_cpu = true) {
   unsigned count = 0;
   while (!ctl.spinning() && count < 1000) {
     ctl.after_wait(200us);
+    if (ctl.wants_spare_cpu_sample()) ctl.after_spare_cpu_sample(spare_cpu);
     ++count;
   }
   return count;
@@ -102,7 +105,8 @@ TEST_CASE("AdaptiveSpinController suspends at once when a spin gave the CPU away
   ctl.after_contention();
   CHECK_FALSE(ctl.spinning());
   CHECK(ctl.suspensions() == 1);
-  CHECK(short_waits_to_resume(ctl) == 3);
+  // 3 short waits, then a second spare-CPU sample on the next wait.
+  CHECK(short_waits_to_resume(ctl) == 4);
 }
 
 TEST_CASE("AdaptiveSpinController doubles the short waits needed to resume after each repeated contention, up to its cap") {
@@ -112,7 +116,7 @@ TEST_CASE("AdaptiveSpinController doubles the short waits needed to resume after
     ctl.after_contention();
     needed.push_back(short_waits_to_resume(ctl));
   }
-  CHECK(needed == std::vector<unsigned>{3, 6, 12, 24, 48, 96, 192, 192, 192});
+  CHECK(needed == std::vector<unsigned>{4, 7, 13, 25, 49, 97, 193, 193, 193});
 }
 
 TEST_CASE("AdaptiveSpinController forgets earlier contention after 1000 calm spinning waits") {
@@ -120,10 +124,64 @@ TEST_CASE("AdaptiveSpinController forgets earlier contention after 1000 calm spi
   ctl.after_contention();
   short_waits_to_resume(ctl);
   ctl.after_contention();
-  CHECK(short_waits_to_resume(ctl) == 6);
+  CHECK(short_waits_to_resume(ctl) == 7);
   for (unsigned i = 0; i < AdaptiveSpinController::kWaitsToForgive; ++i) ctl.after_wait(50us);
   ctl.after_contention();
-  CHECK(short_waits_to_resume(ctl) == 3);
+  CHECK(short_waits_to_resume(ctl) == 4);
+}
+
+TEST_CASE("AdaptiveSpinController stays suspended after contention while the CPUs are oversubscribed") {
+  AdaptiveSpinController ctl(true);
+  ctl.after_contention();
+  CHECK(short_waits_to_resume(ctl, false) == 1000);
+  CHECK_FALSE(ctl.spinning());
+  CHECK(ctl.resumptions() == 0);
+  // Each refusal counts as a contention: 3 waits + 3 samples, 6 + 3, 12 + 3,
+  // ... up to the cap of 192 + 3 (1000 waits: 6 + 9 + 15 + 27 + 51 + 99 +
+  // 195 * 3 = 792, then 208 more into the next round).
+  CHECK(ctl.resumptions_refused() == 10);
+  CHECK(ctl.suspensions() == 1);
+}
+
+TEST_CASE("AdaptiveSpinController resumes after contention once two samples find a spare CPU") {
+  AdaptiveSpinController ctl(true);
+  ctl.after_contention();
+  for (int i = 0; i < 3; ++i) ctl.after_wait(kShort);
+  REQUIRE(ctl.wants_spare_cpu_sample());
+  ctl.after_spare_cpu_sample(true);
+  ctl.after_wait(kShort);
+  ctl.after_spare_cpu_sample(false);
+  CHECK_FALSE(ctl.spinning());
+  ctl.after_wait(kShort);
+  ctl.after_spare_cpu_sample(true);
+  CHECK(ctl.spinning());
+  CHECK_FALSE(ctl.wants_spare_cpu_sample());
+  CHECK(ctl.resumptions() == 1);
+  CHECK(ctl.resumptions_refused() == 0);
+}
+
+TEST_CASE("AdaptiveSpinController resumes after sparse traffic without asking for spare-CPU samples") {
+  AdaptiveSpinController ctl(true);
+  for (int i = 0; i < 3; ++i) ctl.after_wait(kLong);
+  REQUIRE_FALSE(ctl.spinning());
+  for (int i = 0; i < 3; ++i) {
+    ctl.after_wait(kShort);
+    CHECK_FALSE(ctl.wants_spare_cpu_sample());
+  }
+  CHECK(ctl.spinning());
+}
+
+TEST_CASE("AdaptiveSpinController drops its spare-CPU samples at a long wait and counts again") {
+  AdaptiveSpinController ctl(true);
+  ctl.after_contention();
+  for (int i = 0; i < 3; ++i) ctl.after_wait(kShort);
+  REQUIRE(ctl.wants_spare_cpu_sample());
+  ctl.after_spare_cpu_sample(true);
+  ctl.after_wait(kLong);
+  CHECK_FALSE(ctl.wants_spare_cpu_sample());
+  ctl.after_spare_cpu_sample(true);  // not asked for: ignored
+  CHECK_FALSE(ctl.spinning());
+  CHECK(short_waits_to_resume(ctl) == 4);
 }
 
 TEST_CASE("AdaptiveSpinController ignores contention when the adaptive rule is off") {

@@ -143,11 +143,17 @@ TEST_CASE("AdaptiveSpinController stays suspended after contention while the CPU
   CHECK(ctl.suspensions() == 1);
 }
 
-TEST_CASE("AdaptiveSpinController resumes after contention once two samples find a spare CPU") {
-  AdaptiveSpinController ctl(true);
+// Suspends for contention and feeds the 3 short waits after which the
+// controller asks for spare-CPU samples.
+void start_sampling(AdaptiveSpinController& ctl) {
   ctl.after_contention();
   for (int i = 0; i < 3; ++i) ctl.after_wait(kShort);
   REQUIRE(ctl.wants_spare_cpu_sample());
+}
+
+TEST_CASE("AdaptiveSpinController resumes after contention once two samples find a spare CPU") {
+  AdaptiveSpinController ctl(true);
+  start_sampling(ctl);
   ctl.after_spare_cpu_sample(true);
   ctl.after_wait(kShort);
   ctl.after_spare_cpu_sample(false);
@@ -173,9 +179,7 @@ TEST_CASE("AdaptiveSpinController resumes after sparse traffic without asking fo
 
 TEST_CASE("AdaptiveSpinController drops its spare-CPU samples at a long wait and counts again") {
   AdaptiveSpinController ctl(true);
-  ctl.after_contention();
-  for (int i = 0; i < 3; ++i) ctl.after_wait(kShort);
-  REQUIRE(ctl.wants_spare_cpu_sample());
+  start_sampling(ctl);
   ctl.after_spare_cpu_sample(true);
   ctl.after_wait(kLong);
   CHECK_FALSE(ctl.wants_spare_cpu_sample());

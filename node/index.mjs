@@ -45,8 +45,10 @@ function withWorkerEnv(Native) {
         !Array.isArray(collectTimingOrOptions);
       let options;
       if (isOptions) {
+        // Object.create, not a spread: the addon reads inherited options
+        // too, and a spread copies own properties only.
         options = collectTimingOrOptions.env !== undefined ? collectTimingOrOptions
-          : { ...collectTimingOrOptions, env: process.env };
+          : Object.create(collectTimingOrOptions, { env: { value: process.env, enumerable: true } });
       } else {
         // TS 7's collectTiming, by truthiness as the addon takes it.
         options = { collectTiming: Boolean(collectTimingOrOptions), env: process.env };

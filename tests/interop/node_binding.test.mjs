@@ -497,6 +497,17 @@ describe("SyncRpcChannel", () => {
             channel.close();
           }
         }
+        // Options whose spinUs is inherited: the addon reads inherited
+        // properties, so the worker's wrapper must keep them too.
+        const inherited = new SyncRpcChannel(${JSON.stringify(spinrpcPeer().path)}, ["--api"], Object.create({ spinUs: 29 }));
+        try {
+          out.inherited = {
+            server: JSON.parse(inherited.requestSync("getChannelStats", "")).budget_reason,
+            clientBudget: inherited.stats().budget_us,
+          };
+        } finally {
+          inherited.close();
+        }
         parentPort.postMessage(out);
       });`;
     const { Worker } = await import("node:worker_threads");
@@ -508,7 +519,10 @@ describe("SyncRpcChannel", () => {
     // Its loop's descriptors close when it has exited; the tests after
     // this one count ours.
     await new Promise((resolve) => worker.once("exit", resolve));
-    for (const [third, seen] of Object.entries(out)) {
+    const { inherited, ...byThird } = out;
+    assert.equal(inherited.server, "TSGO_SYNC_SPIN_US=43");
+    assert.equal(inherited.clientBudget, 29);
+    for (const [third, seen] of Object.entries(byThird)) {
       assert.equal(seen.server, "TSGO_SYNC_SPIN_US=43", third);
       assert.equal(seen.client, "TSGO_SYNC_SPIN_US=43", third);
       assert.equal(seen.timing, third === "true", third);

@@ -27,7 +27,7 @@ namespace spinrpc {
   X(occupied_waits, "waits that blocked at once: occupying, blocking by choice, or once to be placed anew")        \
   X(suspensions, "times the adaptive rule switched spinning off")                                \
   X(resumptions, "times the adaptive rule switched spinning back on")                            \
-  X(resumptions_refused, "times resuming after contention was put off: more runnable tasks than CPUs")\
+  X(resumptions_refused, "times resuming after contention was put off: CPUs oversubscribed")     \
   X(spin_time_us, "wall µs spent in the spin loop, yields included")                             \
   X(placement_probes, "times placement tried the mode it was not in (the first probe included)") \
   X(placement_changes, "times placement changed the mode it keeps (after a probe or contention)") \

@@ -38,7 +38,8 @@ struct SpinPolicy {
 ///
 /// W > 1 ms: long += 1, short = 0; while spinning, long == 3 suspends.
 /// W < 1 ms: short += 1, long = 0; while suspended, short == 3 resumes
-///           (more after contention: see after_contention()).
+///           (more after contention, and then only with a spare CPU: see
+///           after_contention() and after_spare_cpu_sample()).
 /// W == 1 ms changes nothing. The threshold is far above a 100 µs budget on
 /// purpose: on a host with C6 a blocked read returns ~200 µs late even when
 /// the peer answered at once, so "the budget ran out" alone would switch
@@ -61,13 +62,17 @@ class AdaptiveSpinController {
   /// blocked reader is woken at once. Beyond the proposal's rule
   /// (docs/SPIN.md#beyond-the-rule): suspends at once, and
   /// each suspension for this reason doubles the short waits needed to
-  /// resume (3, 6, 12, ... up to kMaxWaitsToResume), so a machine that stays
-  /// loaded rarely pays for a probe again. 1000 waits spun without
+  /// resume (3, 6, 12, ... up to kMaxWaitsToResume), and resuming then also
+  /// needs a spare CPU (kSpareCpuSamples), so a machine that stays loaded
+  /// does not pay for another spin. 1000 waits spun without
   /// contention reset the count to 3. Ignored when the rule is off.
   void after_contention() noexcept;
 
   /// Cap on the short waits needed to resume after repeated contention.
   static constexpr unsigned kMaxWaitsToResume = 3 * 64;
+
+  /// Uncontended spinning waits that forget earlier contention.
+  static constexpr unsigned kWaitsToForgive = 1000;
 
   /// After a suspension for contention, the short waits alone do not resume
   /// spinning: there must also be no more runnable tasks than CPUs, or the
@@ -87,8 +92,6 @@ class AdaptiveSpinController {
   void after_spare_cpu_sample(bool spare_cpu) noexcept;
   /// Times a resumption was put off because the CPUs were oversubscribed.
   std::uint64_t resumptions_refused() const noexcept { return resumptions_refused_; }
-  /// Uncontended spinning waits that forget earlier contention.
-  static constexpr unsigned kWaitsToForgive = 1000;
 
   bool spinning() const noexcept { return spinning_; }
   std::uint64_t suspensions() const noexcept { return suspensions_; }

@@ -214,6 +214,16 @@ struct JsonRpcDecoder::Impl {
     fail(error + ": value out of range");
   }
 
+  // A number, true, false or null token as Go reads it: well formed, and
+  // inside error.data (float64_pointer set) a number that fits a float64.
+  void check_scalar(od::json_type type, std::string_view token) const {
+    const bool valid = type == od::json_type::number ? is_json_number(token)
+                       : type == od::json_type::boolean ? token == "true" || token == "false"
+                                                         : token == "null";
+    if (!valid) fail_token(token);
+    if (type == od::json_type::number && !float64_pointer.empty()) check_float64(token);
+  }
+
   // One reference token of a JSON pointer (RFC 6901: ~ as ~0, / as ~1).
   [[gnu::noinline]] void push_pointer_name(std::string_view name) {
     float64_pointer += '/';
@@ -318,11 +328,7 @@ struct JsonRpcDecoder::Impl {
       case od::json_type::null: {
         const std::string_view raw = token_of(value.raw_json_token());
         const std::string_view token = trim_trailing_space(raw);
-        const bool valid = type == od::json_type::number ? is_json_number(token)
-                           : type == od::json_type::boolean ? token == "true" || token == "false"
-                                                             : token == "null";
-        if (!valid) fail_token(token);
-        if (type == od::json_type::number && !float64_pointer.empty()) check_float64(token);
+        check_scalar(type, token);
         put_token(token, token.data());
         return;
       }
@@ -557,11 +563,7 @@ struct JsonRpcDecoder::Impl {
         check_scalar_end(string_end(begin));
       } else {
         const std::string_view token = trim_trailing_space(raw);
-        const bool valid = type == od::json_type::number ? is_json_number(token)
-                           : type == od::json_type::boolean ? token == "true" || token == "false"
-                                                             : token == "null";
-        if (!valid) fail_token(token);
-        if (type == od::json_type::number && !float64_pointer.empty()) check_float64(token);
+        check_scalar(type, token);
         put_token(token, token.data());
         check_scalar_end(token.data() + token.size());
       }

@@ -39,8 +39,10 @@
 // --large-mib LIST  comma-separated payload sizes in MiB for string and
 //               binary echoes (default 1,16; empty = skip), --large-reps R
 //               timed echoes of each per variant and round (default 2),
-//               after --large-warmup W untimed ones (default 1; more
-//               measures a process whose heap big replies have warmed)
+//               after --large-warmup W untimed ones (default 4: a fresh
+//               process's first big Buffers land on fresh pages until the
+//               collector has freed some; the binding's needs ~3 16 MiB
+//               binary replies for that, docs/NODE.md "Large payloads")
 //
 // Variants: spinrpc-server and tsgo through the real client (echoBinary), the
 // same through spinrpc's binding, and
@@ -85,7 +87,7 @@ const SERVER_SPIN = {
 };
 const opts = {
   count: 20000, size: 16, rounds: 9, warmup: 1000, floor: true, serverSpin: null, json: null,
-  binding: true, sparse: 500, sparseIntervalMs: 10, spawn: 4, largeMib: [1, 16], largeReps: 2, largeWarmup: 1,
+  binding: true, sparse: 500, sparseIntervalMs: 10, spawn: 4, largeMib: [1, 16], largeReps: 2, largeWarmup: 4,
 };
 {
   const argv = process.argv.slice(2);
@@ -309,7 +311,21 @@ function rounds(fn) {
   }
 }
 const median = (xs) => percentile(Float64Array.from(xs).sort(), 0.5);
-const extra = { sparse: null, spawn: null, large: null };
+// An echo that took fewer page faults than the payload's pages over this
+// found the reply's memory in place: a fresh reply Buffer faults once per
+// 4 KiB page (16 MiB: 4,096), a warm echo 0-100 times.
+const FEW_FAULTS_DIVISOR = 16;
+/**
+ * Of one cell's timed echoes (payloads of `mib`): how many took fewer faults
+ * than its pages / FEW_FAULTS_DIVISOR (of all), their median time, and the
+ * median faults of all.
+ */
+function faultSplit(mib, ns, faults) {
+  const limit = ((mib << 20) / 4096) / FEW_FAULTS_DIVISOR;
+  const few = ns.filter((_, i) => faults[i] < limit);
+  return { n: few.length, of: ns.length, limit, nsFew: few.length ? median(few) : null, faultsMedian: median(faults) };
+}
+const extra = { sparse: null, spawn: null, large: null, largeFaults: {} };
 function runBindingWorkloads() {
   if (opts.sparse > 0) {
     extra.sparse = Object.fromEntries(CHANNELS.map((c) => [c.name, { n: 0, clientCpu: 0, serverCpu: 0, roundClientPer1000: [] }]));
@@ -336,6 +352,7 @@ function runBindingWorkloads() {
     rounds((c) => {
       const res = freshJob(c, "large", { mib: opts.largeMib, reps: opts.largeReps, warmup: opts.largeWarmup });
       for (const [key, ns] of Object.entries(res.ns)) (extra.large[c.name][key] ??= []).push(...ns);
+      for (const [key, f] of Object.entries(res.faults)) ((extra.largeFaults[c.name] ??= {})[key] ??= []).push(...f);
     });
   }
 }
@@ -504,6 +521,18 @@ if (opts.binding) {
     const worst = Math.max(...Object.values(figures.large).flatMap((x) => [x.binding_vs_purejs_spinrpc, x.binding_vs_purejs_tsgo]));
     console.log("");
     console.log(`(5) large payloads, the largest binding / pure-JS time ratio: ${worst.toFixed(2)}`);
+    console.log("");
+    console.log(`The same echoes by the page faults each one took in its process: how many took fewer than 1/${FEW_FAULTS_DIVISOR} of the payload's pages (found the reply's memory in place), their median ms, and the median faults of all.`);
+    console.log("");
+    console.log(`| payload | ${CHANNELS.map((c) => `${c.name}: n, ms, faults`).join(" | ")} |`);
+    console.log(`| --- |${CHANNELS.map(() => " ---: |").join("")}`);
+    figures.largeFaults = { divisor: FEW_FAULTS_DIVISOR, cells: {} };
+    for (const key of keys) {
+      const mib = Number.parseInt(key, 10);  // "16 MiB binary"
+      const cells = figures.largeFaults.cells[key] = Object.fromEntries(CHANNELS.map((c) =>
+        [c.name, faultSplit(mib, extra.large[c.name][key], extra.largeFaults[c.name][key])]));
+      console.log(`| ${key} | ${CHANNELS.map((c) => { const f = cells[c.name]; return `${f.n}, ${f.n ? ms(f.nsFew) : "–"}, ${f.faultsMedian}`; }).join(" | ")} |`);
+    }
   }
 }
 

@@ -161,11 +161,14 @@ function largePayload(kind, bytes) {
  * large: for each size (MiB) and kind (string: echo, binary: echoBinary),
  * `warmup` untimed echoes (at least one, compared), then `reps` timed ones,
  * each reply compared after its time is taken. Returns
- * { ns: { "1 MiB string": [reps times], ... } }.
+ * { ns: { "1 MiB string": [reps times], ... }, faults: { same keys: the
+ * process's minor page faults during each timed echo } }: whether an echo
+ * landed on fresh memory is most of its time (docs/NODE.md, "Large payloads").
  */
 export function largeJob(API, { variant, server, env, mib, reps, warmup = 1 }) {
   const api = openApi(API, server, env);
   const ns = {};
+  const faults = {};
   try {
     for (const m of mib) {
       for (const kind of ["string", "binary"]) {
@@ -177,15 +180,19 @@ export function largeJob(API, { variant, server, env, mib, reps, warmup = 1 }) {
         }
         const key = `${m} MiB ${kind}`;
         ns[key] = [];
+        faults[key] = [];
         for (let i = 0; i < reps; i++) {
+          // getrusage(2) around the timed region, not inside it.
+          const f0 = process.resourceUsage().minorPageFault;
           const t0 = process.hrtime.bigint();
           const r = echo(payload);
           ns[key].push(Number(process.hrtime.bigint() - t0));
+          faults[key].push(process.resourceUsage().minorPageFault - f0);
           if (!same(r)) throw new IntegrityError(`${variant}: ${key} echo ${i} came back wrong`);
         }
       }
     }
-    return { ns };
+    return { ns, faults };
   } finally {
     api.close();
   }

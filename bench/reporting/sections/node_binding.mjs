@@ -48,5 +48,15 @@ export default function section({ say, nodeRun }) {
       keys.map((k) => [k, ...names.map((n) => ms(median(b.large[n][k]))),
         ratio(median(b.large["binding → spinrpc-server"][k]), median(b.large["pure-JS → spinrpc-server"][k])),
         ratio(median(b.large["binding → tsgo"][k]), median(b.large["pure-JS → tsgo"][k]))])), "");
+    const f = b.figures?.largeFaults;
+    if (f) {
+      say(`The same echoes by the minor page faults each took in its process (\`process.resourceUsage()\` around it): ` +
+        `how many of them took fewer than 1/${f.divisor} of the payload's 4 KiB pages (found the reply's memory in place; a fresh 16 MiB Buffer is 4,096 faults), ` +
+        `those echoes' median ms, and the median faults of all. Which echoes land on fresh memory is the garbage collector's ` +
+        `and glibc's doing (docs/NODE.md, "Large payloads").`, "");
+      say(table(["payload", ...names.map((n) => `${n}: fault-free, ms, faults`)],
+        Object.entries(f.cells).map(([k, cells]) => [k, ...names.map((n) =>
+          `${cells[n].n} of ${cells[n].of}, ${ms(cells[n].nsFew ?? NaN)}, ${count(cells[n].faultsMedian)}`)])), "");
+    }
   }
 }

@@ -14,7 +14,7 @@
 #include <string.h>  // strerrorname_np
 #include <sys/wait.h>  // WIFEXITED, WEXITSTATUS, WIFSIGNALED, WTERMSIG
 
-#include <algorithm>      // std::erase_if
+#include <algorithm>      // std::erase_if, std::min
 #include <chrono>         // std::chrono::milliseconds
 #include <cmath>          // std::isfinite, std::floor
 #include <cstdint>        // std::uint64_t
@@ -342,6 +342,14 @@ class ReplyBuffers final : public PayloadSink {
   /// reuses a freed one (docs/NODE.md, "The reply's pages").
   static constexpr std::size_t kMaxAheadBytes = std::size_t{1} << 20;
 
+  /// At most this much of a reply's Buffer is populated before the read;
+  /// the rest is faulted in by the read itself, as it arrives. The length
+  /// is only what the server announced: one that announces 4 GiB and dies
+  /// made this process write 4 GiB of memory over 12 s before the read
+  /// could see the EOF. The bound is what the session's scratch buffers
+  /// may keep anyway (ChannelCore::kRetainedScratchBytes).
+  static constexpr std::size_t kMaxPopulatedBytes = ChannelCore::kRetainedScratchBytes;
+
   void begin(napi_env env) noexcept {
     env_ = env;
     value_ = nullptr;
@@ -362,7 +370,7 @@ class ReplyBuffers final : public PayloadSink {
       }
       data_ = static_cast<std::byte*>(data);
       PagePopulator now;
-      now.reset({data_, bytes});
+      now.reset({data_, std::min(bytes, kMaxPopulatedBytes)});
       now.finish();
     }
     drop_ahead();

@@ -297,6 +297,21 @@ describe("SyncRpcChannel", () => {
     });
   });
 
+  test("a server that announces a 4 GiB reply and dies: the error comes without writing that memory", () => {
+    // The reply Buffer is populated before the read only up to a bound;
+    // before, the whole announced length was (4 GiB of RSS).
+    const before = process.resourceUsage().maxRSS;
+    withChannel(scriptedPeer(), [], (channel) => {
+      assert.throws(() => channel.requestBinarySync("announceHuge", new Uint8Array([1])), (e) => {
+        assert.equal(e.code, "ERR_SPINRPC_CHILD_EXITED");
+        assert.equal(e.message, "scripted_peer exited with status 0");
+        return true;
+      });
+    });
+    const grewMiB = (process.resourceUsage().maxRSS - before) / 1024;
+    assert.ok(grewMiB < 512, `the process grew by ${grewMiB.toFixed(0)} MiB`);
+  });
+
   test("1 MiB payloads both ways, string and binary, every byte compared", () => {
     const bytes = pseudoRandomBytes(1 << 20, 7);
     // Two- and three-byte UTF-8 characters, and one outside the BMP.

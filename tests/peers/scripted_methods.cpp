@@ -1,7 +1,7 @@
 // The scripted peers' methods (scripted_methods.h).
 #include "tests/peers/scripted_methods.h"
 
-#include <unistd.h>  // ::pause
+#include <unistd.h>  // ::pause, ::write, STDOUT_FILENO
 
 #include <cstdlib>      // std::_Exit
 #include <stdexcept>    // std::runtime_error
@@ -70,6 +70,18 @@ void add_scripted_methods(spinrpc::Server& server) {
     reply += ']';
   });
   server.on("exitNow", [](spinrpc::RequestContext&) { std::_Exit(3); });
+  server.on("announceHuge", [](spinrpc::RequestContext& ctx) {
+    // Straight to fd 1, past the channel: only the stdio peer has this method
+    // mean anything. Header: Response, the method's name, bin32 0xfffffff0.
+    std::string frame = "\x93\x04";
+    const std::string_view method = ctx.method();
+    frame += '\xc4';
+    frame += static_cast<char>(method.size());
+    frame += method;
+    frame += std::string_view("\xc6\xff\xff\xff\xf0" "abc", 8);
+    if (::write(STDOUT_FILENO, frame.data(), frame.size()) != static_cast<ssize_t>(frame.size())) std::_Exit(4);
+    std::_Exit(0);
+  });
 }
 
 

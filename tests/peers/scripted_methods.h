@@ -9,6 +9,9 @@
 //   bigReply        replies 1 MiB: byte i is i % 251
 //   neverAnswer     never replies (pause(2) until a signal ends the process)
 //   exitNow         std::_Exit(3) before replying
+//   announceHuge    writes to stdout a Response header announcing a payload of
+//                   0xfffffff0 bytes, then 3 bytes of it, and std::_Exit(0)
+//                   (a server that lies about, or dies in, a big reply)
 //   callFs          JSON params {"calls":[["NAME",ARG],...]}: Call each NAME
 //                   with the JSON value ARG, in order; reply with the JSON
 //                   array of their results (for --async, docs/ASYNC.md)

@@ -7,6 +7,8 @@
 #include <charconv>      // std::from_chars
 #include <system_error>  // std::errc
 
+#include "channel/syscall.h"
+
 namespace spinrpc {
 
 long CpuLoadProbe::runnable_in(std::string_view line) noexcept {
@@ -27,7 +29,7 @@ long CpuLoadProbe::runnable_in(std::string_view line) noexcept {
 
 bool CpuLoadProbe::spare_cpu() noexcept {
   if (state_ == State::unopened) {
-    fd_ = UniqueFd(::open("/proc/loadavg", O_RDONLY | O_CLOEXEC));
+    fd_ = UniqueFd(move_above_stdio(::open("/proc/loadavg", O_RDONLY | O_CLOEXEC)));
     online_cpus_ = ::sysconf(_SC_NPROCESSORS_ONLN);
     state_ = fd_ && online_cpus_ > 0 ? State::open : State::unavailable;
   }

@@ -20,7 +20,12 @@ struct PipePair {
 /// Creates a pipe whose ends are both born close-on-exec (pipe2 O_CLOEXEC),
 /// so a spawned child never inherits an end it was not handed: a leaked write
 /// end would keep the pipe open and EOF, the dead-peer signal, would never
-/// come. Throws std::system_error.
+/// come. Both ends are numbered 3 or above: in a process started with
+/// stdout or stderr closed, pipe2 hands out 1 or 2, and an end kept there
+/// would be the process's "stderr" (its diagnostics written into a child's
+/// stdin) and a child's inherited fd 2 (the child holding a write end of
+/// its own stdin, never seeing EOF). The low numbers are closed again, as
+/// they were found. Throws std::system_error.
 PipePair make_pipe();
 
 }  // namespace spinrpc

@@ -1,7 +1,7 @@
 #include "channel/syscall.h"
 
 #include <fcntl.h>   // ::fcntl, ::open, O_NONBLOCK
-#include <unistd.h>  // ::read, ::close
+#include <unistd.h>  // ::read, ::close, STDERR_FILENO
 
 #include <string>        // std::string
 #include <system_error>  // std::system_error
@@ -19,9 +19,18 @@ void set_nonblocking(int fd, bool on) {
   if (wanted != flags) check_syscall([&] { return ::fcntl(fd, F_SETFL, wanted); }, "set flags of", fd);
 }
 
+int move_above_stdio(int fd) noexcept {
+  if (fd < 0 || fd > STDERR_FILENO) return fd;
+  const int moved = ::fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+  const int err = errno;
+  ::close(fd);  // the low number goes back to being closed, as found
+  errno = err;
+  return moved;
+}
+
 int reopen_nonblocking(int fd, int access) {
   const std::string path = "/proc/self/fd/" + std::to_string(fd);
-  return ::open(path.c_str(), access | O_NONBLOCK | O_CLOEXEC);
+  return move_above_stdio(::open(path.c_str(), access | O_NONBLOCK | O_CLOEXEC));
 }
 
 std::optional<std::string> read_small_file(const std::string& path, std::size_t max_bytes) {

@@ -17,12 +17,21 @@ namespace spinrpc {
 /// "Descriptors left as found"). Throws std::system_error.
 void set_nonblocking(int fd, bool on);
 
+/// `fd` itself when it is 3 or above; else a close-on-exec copy numbered 3
+/// or above, and `fd` is closed. For the fds spinrpc keeps open: in a
+/// process started with stdout or stderr closed, the lowest free number is
+/// 1 or 2, and an fd of ours kept there becomes the process's "stderr"
+/// (its diagnostics written into our pipe or file) and a spawned child's
+/// inherited fd 2. Returns -1 with errno set (and `fd` closed) when no copy
+/// can be made; -1 given, -1 returned.
+int move_above_stdio(int fd) noexcept;
+
 /// A new open file description of the pipe or FIFO behind `fd`, opened
 /// through /proc/self/fd for `access` (O_RDONLY or O_WRONLY) with
 /// O_NONBLOCK and close-on-exec: O_NONBLOCK there is ours alone, and `fd`
 /// stays as it was found (docs/HARDENING.md, "Descriptors left as found").
-/// The new fd, or -1 without /proc or when it is refused (the caller then
-/// does without).
+/// The new fd (3 or above: move_above_stdio), or -1 without /proc or when
+/// it is refused (the caller then does without).
 int reopen_nonblocking(int fd, int access);
 
 /// True for the errno values a caller handles as a result, not a failure:

@@ -11,12 +11,13 @@
 #include <cstdint>       // std::uint64_t
 #include <filesystem>    // std::filesystem::directory_iterator, read_symlink
 #include <fstream>       // std::ifstream
+#include <iostream>      // std::cout
 #include <set>           // std::set
 #include <stdexcept>     // std::logic_error, std::runtime_error
 #include <string>        // std::string
 #include <string_view>   // std::string_view
 #include <system_error>  // std::system_error, std::errc, std::error_code
-#include <utility>       // std::move
+#include <utility>       // std::move, std::pair
 #include <vector>        // std::vector
 
 #include <doctest/doctest.h>
@@ -282,6 +283,44 @@ TEST_CASE("SyncRpcChannel talks to tsgo when this process runs with stdin closed
   restore_stdin();
   CHECK(reply == "through fd 0");
   CHECK(status == 0);
+}
+
+TEST_CASE("SyncRpcChannel with stdout and stderr closed: no pipe end lands on them, and close() ends the child on EOF") {
+  // The pipes used to get fds 1 and 2: the child inherited a write end of
+  // its own stdin as its fd 2, so it never saw EOF and close() had to
+  // SIGKILL it after the grace, and this process's "stderr" fed the child.
+  const std::string tsgo_executable = tsgo_path();
+  std::cout.flush();
+  const int saved_stdout = ::fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+  const int saved_stderr = ::fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+  ::close(STDOUT_FILENO);
+  ::close(STDERR_FILENO);
+  const auto restore = [&] {
+    for (const auto& [saved, fd] : {std::pair{saved_stdout, STDOUT_FILENO}, std::pair{saved_stderr, STDERR_FILENO}}) {
+      if (saved < 0) continue;
+      ::dup2(saved, fd);
+      ::close(saved);
+    }
+  };
+  std::string reply;
+  bool stdio_closed_meanwhile = false;
+  int status = -1;
+  try {
+    SyncRpcOptions options;
+    options.close_grace = std::chrono::milliseconds(5000);
+    SyncRpcChannel tsgo(tsgo_executable, {"--api"}, options);
+    reply = tsgo.request("echo", "with 1 and 2 closed");
+    stdio_closed_meanwhile = ::fcntl(STDOUT_FILENO, F_GETFD) == -1 && ::fcntl(STDERR_FILENO, F_GETFD) == -1;
+    status = tsgo.close();
+  } catch (...) {
+    restore();
+    throw;
+  }
+  restore();
+  CHECK(reply == "with 1 and 2 closed");
+  CHECK(stdio_closed_meanwhile);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
 }
 
 TEST_CASE("SyncRpcChannel ignores SIGPIPE if it was at SIG_DFL but starts the child with SIG_DFL") {

@@ -106,7 +106,12 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
       line.server.cwd = value();
       cwd_set = true;
     } else if (name == "callbacks") line.server.callbacks = parse_callbacks(value());
-    else if (name == "pipe") line.pipe = std::string(value());
+    else if (name == "pipe") {
+      // An empty path is tsgo's default: no socket, stdin/stdout.
+      const std::string_view path = value();
+      if (path.empty()) line.pipe.reset();
+      else line.pipe = std::string(path);
+    }
     else if (name == "fifo-in") line.fifo_in = std::string(value());
     else if (name == "fifo-out") line.fifo_out = std::string(value());
     else if (name == "max-message-bytes") line.max_message_bytes = parse_size(name, value());
@@ -129,6 +134,21 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
   if (cwd_set && line.server.cwd.empty()) throw UsageError("-cwd must not be empty");
   if (!cwd_set) line.server.cwd = working_directory();
   return line;
+}
+
+void check_serving_flags(const CommandLine& line, const std::string& program) {
+  if (!line.api) throw UsageError("--api is required: " + program + " implements tsgo's API mode only");
+  if (line.fifo_in.has_value() != line.fifo_out.has_value()) {
+    throw UsageError("--fifo-in and --fifo-out go together");
+  }
+  if (line.fifo_in) {
+    if (line.fifo_in->empty() || line.fifo_out->empty()) throw UsageError("--fifo-in and --fifo-out need a path");
+    if (*line.fifo_in == *line.fifo_out) {
+      throw UsageError("--fifo-in and --fifo-out name the same FIFO (" + *line.fifo_in +
+                       "): the server would read its own replies");
+    }
+  }
+  if (line.pipe && line.fifo_in) throw UsageError("--pipe and --fifo-in/--fifo-out exclude each other");
 }
 
 std::string version_text(const std::string& program) {

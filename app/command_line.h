@@ -56,6 +56,12 @@ inline const std::vector<std::string>& known_callbacks() {
 /// an empty --cwd.
 CommandLine parse_command_line(const std::vector<std::string>& args);
 
+/// The checks a command line passes before serving, after --help and
+/// --version have had their turn: --api given; --fifo-in and --fifo-out
+/// both or neither, each a non-empty path and not the same one (the server
+/// would read its own replies); not with --pipe. Throws UsageError.
+void check_serving_flags(const CommandLine& line, const std::string& program);
+
 /// "<program> <our version> (tsgo API <version>)": our version is
 /// project()'s in CMakeLists.txt; the tsgo version is the one whose --api
 /// we answer for, the @typescript/native-preview that tests/interop pins and

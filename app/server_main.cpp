@@ -25,14 +25,6 @@
 namespace spinrpc {
 namespace {
 
-void check_usable(const CommandLine& line, const std::string& program) {
-  if (!line.api) throw UsageError("--api is required: " + program + " implements tsgo's API mode only");
-  if (line.fifo_in.has_value() != line.fifo_out.has_value()) {
-    throw UsageError("--fifo-in and --fifo-out go together");
-  }
-  if (line.pipe && line.fifo_in) throw UsageError("--pipe and --fifo-in/--fifo-out exclude each other");
-}
-
 std::unique_ptr<Transport> make_transport(const CommandLine& line, CreatedFiles& files) {
   if (line.pipe) return make_unix_socket_transport(*line.pipe, files);
   if (line.fifo_in) return make_fifo_transport(*line.fifo_in, *line.fifo_out, files);
@@ -239,7 +231,7 @@ int run_server_main(const std::string& program, const std::vector<std::string>& 
       }
       return line.api ? 2 : 0;
     }
-    check_usable(line, program);
+    check_serving_flags(line, program);
   } catch (const UsageError& e) {
     write_stderr_before_exit(program + ": " + e.what() + "\n\n" + usage_text());
     return 2;

@@ -100,6 +100,32 @@ TEST_CASE("parse_command_line reads spinrpc's transport, limit and help flags") 
   CHECK(parse({"--api", "--async"}).async);
 }
 
+TEST_CASE("an empty --pipe is tsgo's default: stdin/stdout, also after a path") {
+  CHECK_FALSE(parse({"--api", "--pipe", ""}).pipe.has_value());
+  CHECK_FALSE(parse({"--api", "--pipe=/tmp/a.sock", "--pipe="}).pipe.has_value());
+  CHECK_NOTHROW(spinrpc::check_serving_flags(parse({"--api", "--pipe="}), "spinrpc-server"));
+}
+
+TEST_CASE("check_serving_flags refuses FIFO flags that cannot serve, each with its own line") {
+  const auto refusal = [](std::vector<std::string> args) -> std::string {
+    try {
+      spinrpc::check_serving_flags(parse(std::move(args)), "spinrpc-server");
+    } catch (const UsageError& e) {
+      return e.what();
+    }
+    return "accepted";
+  };
+  CHECK(refusal({"--api", "--fifo-in", "/tmp/in", "--fifo-out", "/tmp/out"}) == "accepted");
+  CHECK(refusal({"--fifo-in", "/tmp/in", "--fifo-out", "/tmp/out"}) ==
+        "--api is required: spinrpc-server implements tsgo's API mode only");
+  CHECK(refusal({"--api", "--fifo-in", "/tmp/in"}) == "--fifo-in and --fifo-out go together");
+  CHECK(refusal({"--api", "--fifo-in", "", "--fifo-out", "/tmp/out"}) == "--fifo-in and --fifo-out need a path");
+  CHECK(refusal({"--api", "--fifo-in", "/tmp/x", "--fifo-out", "/tmp/x"}) ==
+        "--fifo-in and --fifo-out name the same FIFO (/tmp/x): the server would read its own replies");
+  CHECK(refusal({"--api", "--pipe", "/tmp/s", "--fifo-in", "/tmp/in", "--fifo-out", "/tmp/out"}) ==
+        "--pipe and --fifo-in/--fifo-out exclude each other");
+}
+
 TEST_CASE("parse_command_line takes the spin flags, and warns about a bad value instead of refusing it") {
   CommandLine line = parse({"--api", "--spin-us", "50", "--adaptive=0"});
   CHECK(line.spin.spin_us == 50);

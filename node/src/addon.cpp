@@ -134,18 +134,24 @@ Napi::Error to_js_error(Napi::Env env, std::exception_ptr thrown, const std::str
 }
 
 // What the TS 7 channel sends as CallError for a throwing callback:
-// String(e instanceof Error ? e.message : e).trim().
-std::string thrown_message(Napi::Value thrown) {
+// String(e instanceof Error ? e.message : e).trim(), computed with the
+// realm's own Error, String and String.prototype.trim, so that a Symbol
+// ("Symbol(x)"), an object with a `message` that is no Error ("[object
+// Object]") and Unicode spaces come out as there.
+std::string thrown_message(Napi::Env env, Napi::Value thrown) {
   try {
+    const Napi::Object global = env.Global();
     Napi::Value shown = thrown;
-    if (thrown.IsObject() && thrown.As<Napi::Object>().Has("message")) {
+    if (thrown.IsObject() && thrown.As<Napi::Object>().InstanceOf(global.Get("Error").As<Napi::Function>())) {
       shown = thrown.As<Napi::Object>().Get("message");
     }
-    std::string text = shown.ToString().Utf8Value();
-    const auto first = text.find_first_not_of(" \t\r\n\f\v");
-    if (first == std::string::npos) return {};
-    return text.substr(first, text.find_last_not_of(" \t\r\n\f\v") - first + 1);
+    const Napi::Function string = global.Get("String").As<Napi::Function>();
+    const Napi::Value text = string.Call({shown});
+    const Napi::Function trim = string.Get("prototype").As<Napi::Object>().Get("trim").As<Napi::Function>();
+    return trim.Call(text, {}).As<Napi::String>().Utf8Value();
   } catch (const Napi::Error&) {
+    // String(e) threw (a toString that throws): the TS 7 channel would
+    // throw that from its catch block and send nothing.
     return "the callback threw a value that cannot be converted to a string";
   }
 }
@@ -579,7 +585,7 @@ class Channel : public Napi::ObjectWrap<Channel> {
       // when a file system callback fails): say so, and keep what it threw.
       Napi::Error error =
           to_js_error(env, std::current_exception(), " (" + callback_failure_text_ + ")");
-      error.Set("cause", callback_failure_.Value());
+      error.Set("cause", callback_failure_.Value().Get("thrown"));
       callback_failure_.Reset();
       throw error;
     }
@@ -627,11 +633,12 @@ class Channel : public Napi::ObjectWrap<Channel> {
     } catch (const Napi::Error& e) {
       // CallError with the TS 7 channel's text; the request goes on and the
       // server decides what the failure means.
-      std::string message = thrown_message(e.Value());
-      // Node-API 8 references objects only: a thrown primitive is kept as text.
-      const Napi::Value value = e.Value();
-      callback_failure_ = Napi::Reference<Napi::Value>::New(
-          value.IsObject() ? value : Napi::Value(Napi::Error::New(Env(), message).Value()), 1);
+      std::string message = thrown_message(env, e.Value());
+      // Node-API 8 references objects only: what was thrown (a primitive
+      // too) is kept in a holder object's `thrown`.
+      Napi::Object holder = Napi::Object::New(env);
+      holder.Set("thrown", e.Value());
+      callback_failure_ = Napi::Reference<Napi::Object>::New(holder, 1);
       callback_failure_text_ = "callback `" + std::string(name) + "` threw: " + message;
       throw std::runtime_error(std::move(message));
     }
@@ -710,7 +717,7 @@ class Channel : public Napi::ObjectWrap<Channel> {
   napi_env env_ = nullptr;
   std::unordered_map<std::string, Napi::FunctionReference> callbacks_;
   // What a callback threw during the current request, if one did.
-  Napi::Reference<Napi::Value> callback_failure_;
+  Napi::Reference<Napi::Object> callback_failure_;  // {thrown: what the callback threw}
   std::string callback_failure_text_;
 };
 

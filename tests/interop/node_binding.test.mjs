@@ -198,12 +198,38 @@ describe("SyncRpcChannel", () => {
       assert.equal(channel.requestSync("callbackError", "fails"), "failed on purpose");
       channel.registerCallback("throwsString", () => { throw "a bare string"; });
       assert.equal(channel.requestSync("callbackError", "throwsString"), "a bare string");
+      // Whatever is thrown, the text is the TS 7 channel's formula
+      // (dist/api/syncChannel.js, handleCall) applied to it.
+      const ts7Text = (e) => String(e instanceof Error ? e.message : e).trim();
+      const odd = new Error("x");
+      odd.message = 5;
+      for (const [label, thrown] of [["symbol", Symbol("sym")], ["notAnError", { message: "hi" }], ["undefined", undefined],
+        ["null", null], ["bigint", 42n], ["unicodeSpaces", "\u00a0\u2028 spaced \ufeff"], ["numberMessage", odd]]) {
+        channel.registerCallback(label, () => { throw thrown; });
+        assert.equal(channel.requestSync("callbackError", label), ts7Text(thrown), label);
+      }
       channel.registerCallback("notAString", () => 42);
       assert.equal(channel.requestSync("callbackError", "notAString"), "callback `notAString` returned a number, not a string");
       // A callback may not re-enter its channel.
       channel.registerCallback("reenters", () => channel.requestSync("echo", "x"));
       assert.match(channel.requestSync("callbackError", "reenters"), /inside a callback/);
       assert.equal(channel.requestSync("echo", "still serving"), "still serving");
+    });
+  });
+
+  test("a request that fails after its callback threw: `cause` is what was thrown, a primitive included", () => {
+    withChannel(scriptedPeer(), [], (channel) => {
+      for (const thrown of [undefined, "text", Symbol("s"), { message: "not an Error" }]) {
+        channel.registerCallback("t", () => { throw thrown; });
+        // The scripted "callback" method fails when its Call does.
+        assert.throws(() => channel.requestSync("callback", "t"), (e) => {
+          assert.ok("cause" in e);
+          assert.equal(e.cause, thrown);
+          return true;
+        });
+        channel.registerCallback("t2", () => "fine");
+        assert.equal(channel.requestSync("callback", "t2"), "fine");
+      }
     });
   });
 

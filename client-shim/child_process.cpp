@@ -3,8 +3,9 @@
 #include <fcntl.h>     // ::fcntl, F_GETFD
 #include <signal.h>    // ::kill, sigset_t, SIGKILL, SIGPIPE
 #include <spawn.h>     // ::posix_spawnp and its attribute/file-action calls
+#include <sys/syscall.h>  // SYS_pidfd_open, SYS_pidfd_send_signal
 #include <sys/wait.h>  // ::waitpid, WNOHANG
-#include <unistd.h>    // STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO
+#include <unistd.h>    // ::syscall, STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO
 
 #include <algorithm>     // std::min
 #include <cerrno>        // errno, EINTR
@@ -15,6 +16,7 @@
 #include <utility>       // std::exchange, std::move
 
 #include "channel/stderr_lines.h"
+#include "channel/syscall.h"
 #include "channel/unique_fd.h"
 
 extern char** environ;  // POSIX: the environment the child inherits
@@ -159,12 +161,16 @@ ChildProcess ChildProcess::spawn(const std::string& executable,
   ChildProcess child;
   child.executable_ = executable;
   child.pid_ = pid;
+  // Refused (ENOSYS before Linux 5.3, or a seccomp filter): kill(2) it is.
+  child.pidfd_ = UniqueFd(move_above_stdio(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0))));
   return child;
 }
 
 ChildProcess::ChildProcess(ChildProcess&& other) noexcept
     : executable_(std::move(other.executable_)),
       pid_(std::exchange(other.pid_, -1)),
+      pidfd_(std::move(other.pidfd_)),
+      lost_(std::exchange(other.lost_, false)),
       wait_status_(std::exchange(other.wait_status_, std::nullopt)) {}
 
 ChildProcess& ChildProcess::operator=(ChildProcess&& other) noexcept {
@@ -172,6 +178,8 @@ ChildProcess& ChildProcess::operator=(ChildProcess&& other) noexcept {
     ChildProcess old(std::move(*this));  // ends our child, if any, on scope exit
     executable_ = std::move(other.executable_);
     pid_ = std::exchange(other.pid_, -1);
+    pidfd_ = std::move(other.pidfd_);
+    lost_ = std::exchange(other.lost_, false);
     wait_status_ = std::exchange(other.wait_status_, std::nullopt);
   }
   return *this;
@@ -197,6 +205,14 @@ bool ChildProcess::wait_once(int options) {
   do {
     got = ::waitpid(pid_, &status, options);
   } while (got < 0 && errno == EINTR);
+  if (got < 0 && errno == ECHILD) {
+    // Reaped already, by the kernel (SIGCHLD set to SIG_IGN) or another
+    // waitpid: the status is gone, and the pid may be someone else's soon.
+    lost_ = true;
+    throw std::system_error(ECHILD, std::generic_category(),
+                            executable_ + " (pid " + std::to_string(pid_) +
+                                ") was reaped by someone else (SIGCHLD set to SIG_IGN?); its exit status is lost");
+  }
   if (got < 0) throw_child_error(errno, "wait for", executable_, pid_);
   if (got == 0) return false;  // WNOHANG: still running
   wait_status_ = status;
@@ -226,8 +242,10 @@ int ChildProcess::wait() {
 
 void ChildProcess::kill(int signal) {
   if (pid() < 0) return;
-  // An unreaped child exists (at worst as a zombie), so ESRCH cannot happen.
-  if (::kill(pid_, signal) != 0) throw_child_error(errno, "signal", executable_, pid_);
+  const long sent = pidfd_ ? ::syscall(SYS_pidfd_send_signal, pidfd_.get(), signal, nullptr, 0) : ::kill(pid_, signal);
+  // ESRCH: a child we have not reaped is gone all the same, reaped by
+  // someone else (see WARNING); the next wait says so.
+  if (sent != 0 && errno != ESRCH) throw_child_error(errno, "signal", executable_, pid_);
 }
 
 }  // namespace spinrpc

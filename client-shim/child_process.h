@@ -7,6 +7,8 @@
 #include <string_view>  // std::string_view
 #include <vector>    // std::vector
 
+#include "channel/unique_fd.h"
+
 namespace spinrpc {
 
 /// getenv(3) over an environment given as "NAME=value" entries: the value
@@ -19,9 +21,16 @@ const char* environment_value(const std::optional<std::vector<std::string>>& env
 /// A child process started with posix_spawnp(3), owned until it is reaped.
 /// Move-only; a moved-from or default-constructed object owns no child.
 ///
-/// WARNING: reaping uses waitpid(2) on this pid, so the process must not set
-/// SIGCHLD to SIG_IGN (the kernel would reap the child itself and every wait
-/// would fail with ECHILD), and nothing else may reap this pid.
+/// Signals go through a pidfd (pidfd_open(2), Linux 5.3; plain kill(2)
+/// before that), so they reach this child or nobody, never a process that
+/// got its pid after it was reaped.
+///
+/// WARNING: reaping uses waitpid(2) on this pid. A process that sets
+/// SIGCHLD to SIG_IGN has the kernel reap its children itself, and
+/// something else calling waitpid(-1) may take ours: the wait then fails
+/// with ECHILD (std::system_error, "... was reaped by someone else"), the
+/// exit status is lost, and from then on the child counts as gone (pid()
+/// is -1; nothing is signalled or waited for again).
 class ChildProcess {
  public:
   /// Starts `executable` (searched in this process's PATH if it contains
@@ -53,8 +62,9 @@ class ChildProcess {
   /// failure is one line on stderr.
   ~ChildProcess();
 
-  /// The pid until the child is reaped; -1 after (a reaped pid can be reused).
-  int pid() const noexcept { return reaped() ? -1 : pid_; }
+  /// The pid until the child is reaped (or found reaped by someone else);
+  /// -1 after (a reaped pid can be reused).
+  int pid() const noexcept { return reaped() || lost_ ? -1 : pid_; }
   /// The waitpid(2) status once the child is reaped; std::nullopt before.
   std::optional<int> wait_status() const noexcept { return wait_status_; }
 
@@ -78,6 +88,8 @@ class ChildProcess {
 
   std::string executable_;          // for error messages
   int pid_ = -1;                    // -1: no child
+  UniqueFd pidfd_;                  // signals go here when the kernel gives one
+  bool lost_ = false;               // reaped by someone else (ECHILD)
   std::optional<int> wait_status_;  // set once reaped
 };
 

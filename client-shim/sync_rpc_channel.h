@@ -95,8 +95,10 @@ class ChildExited;
 /// WARNING: one thread at a time; callbacks run on the requesting thread and
 /// must not call request() or close() on the same channel, nor
 /// register_callback() for a name registered already (std::logic_error);
-/// registering a new name from inside a callback is fine. The process must not set SIGCHLD to SIG_IGN,
-/// and nothing else may reap the child (see client-shim/child_process.h).
+/// registering a new name from inside a callback is fine. With SIGCHLD set
+/// to SIG_IGN, or something else reaping the child, close() throws
+/// std::system_error (ECHILD: the exit status is lost) and the child is
+/// never signalled afterwards (see client-shim/child_process.h).
 class SyncRpcChannel {
  public:
   /// Spawns `executable` (searched in PATH if it has no '/') with `args`.

@@ -6,14 +6,17 @@
 #include <doctest/doctest.h>
 
 #include <fcntl.h>     // ::fcntl, F_GETFD, F_SETFD, FD_CLOEXEC
+#include <signal.h>    // ::sigaction, SIGCHLD, SIG_IGN, SIGKILL
 #include <sys/wait.h>  // WIFEXITED, WEXITSTATUS
 #include <unistd.h>    // ::read, ::dup, ::dup2, ::close, STDERR_FILENO
 
+#include <cerrno>       // ECHILD
 #include <cstdlib>      // ::setenv, ::unsetenv, std::getenv
 #include <optional>     // std::optional
 #include <span>         // std::span
 #include <string>       // std::string
 #include <string_view>  // std::string_view
+#include <system_error> // std::system_error
 #include <vector>       // std::vector
 
 #include "channel/pipe.h"
@@ -125,6 +128,37 @@ TEST_CASE("ChildProcess::spawn gives the child our stderr, also when it is close
   const StderrSeen closed = child_stderr(-1);
   CHECK(closed.said == "closed");
   CHECK(closed.our_flags_after == -1);
+}
+
+TEST_CASE("ChildProcess with SIGCHLD set to SIG_IGN: the lost child is reported once and never signalled again") {
+  struct sigaction ignore {};
+  struct sigaction before {};
+  ignore.sa_handler = SIG_IGN;
+  ::sigemptyset(&ignore.sa_mask);
+  REQUIRE(::sigaction(SIGCHLD, &ignore, &before) == 0);
+  const PipePair in = make_pipe();
+  const PipePair out = make_pipe();
+  std::string what;
+  int pid_after = 0;
+  try {
+    ChildProcess child = ChildProcess::spawn("true", {}, in.read_end.get(), out.write_end.get());
+    const int pid = child.pid();
+    // The kernel reaps it as it exits; wait (blocking) then fails ECHILD.
+    try {
+      child.wait();
+    } catch (const std::system_error& e) {
+      CHECK(e.code().value() == ECHILD);
+      what = e.what();
+    }
+    pid_after = child.pid();
+    CHECK_NOTHROW(child.kill(SIGKILL));  // nothing sent: the pid is not ours
+    CHECK(what.find("true (pid " + std::to_string(pid) + ") was reaped by someone else") == 0);
+  } catch (...) {
+    ::sigaction(SIGCHLD, &before, nullptr);
+    throw;
+  }
+  ::sigaction(SIGCHLD, &before, nullptr);
+  CHECK(pid_after == -1);
 }
 
 }  // namespace

@@ -3,10 +3,14 @@
 #include <sys/stat.h>  // ::stat
 #include <unistd.h>    // ::getcwd
 
+#include <cerrno>   // errno
 #include <cstdlib>  // std::getenv
+#include <cstring>  // std::strerror
 
 #include <algorithm>    // std::find
 #include <charconv>     // std::from_chars
+#include <optional>     // std::optional
+#include <utility>      // std::move
 #include <string_view>  // std::string_view
 
 #include "protocol/frame.h"
@@ -57,7 +61,8 @@ std::vector<std::string> parse_callbacks(std::string_view list) {
 // Go's os.Getwd, which tsgo's default --cwd is: $PWD verbatim when it is
 // absolute and names the working directory (symlinks and trailing slash
 // kept), else getcwd(3).
-std::string working_directory() {
+// Go's os.Getwd; std::nullopt with errno set when getcwd(3) fails.
+std::optional<std::string> working_directory() {
   struct stat dot {}, pwd_stat {};
   if (const char* pwd = std::getenv("PWD"); pwd != nullptr && pwd[0] == '/' &&
       ::stat(".", &dot) == 0 && ::stat(pwd, &pwd_stat) == 0 && dot.st_dev == pwd_stat.st_dev &&
@@ -65,7 +70,7 @@ std::string working_directory() {
     return pwd;
   }
   std::string path(4096, '\0');
-  if (::getcwd(path.data(), path.size()) == nullptr) return ".";
+  if (::getcwd(path.data(), path.size()) == nullptr) return std::nullopt;
   path.resize(std::char_traits<char>::length(path.c_str()));
   return path;
 }
@@ -132,7 +137,10 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
     else throw UsageError("flag provided but not defined: -" + std::string(name));
   }
   if (cwd_set && line.server.cwd.empty()) throw UsageError("-cwd must not be empty");
-  if (!cwd_set) line.server.cwd = working_directory();
+  if (!cwd_set) {
+    if (std::optional<std::string> cwd = working_directory()) line.server.cwd = std::move(*cwd);
+    else line.cwd_error = std::strerror(errno);
+  }
   return line;
 }
 
@@ -149,6 +157,9 @@ void check_serving_flags(const CommandLine& line, const std::string& program) {
     }
   }
   if (line.pipe && line.fifo_in) throw UsageError("--pipe and --fifo-in/--fifo-out exclude each other");
+  if (!line.cwd_error.empty()) {
+    throw UsageError("cannot find the working directory for initialize (" + line.cwd_error + "): give --cwd DIR");
+  }
 }
 
 std::string version_text(const std::string& program) {

@@ -38,6 +38,10 @@ struct CommandLine {
   /// One line each for values ignored rather than refused: an invalid spin
   /// setting (ignored_spin_setting, channel/spin_config.h; docs/SPIN.md#settings).
   std::vector<std::string> warnings;
+  /// Without --cwd, why the working directory could not be found (getcwd's
+  /// error: it was removed, or is out of reach); check_serving_flags()
+  /// refuses to serve then, as tsgo's os.Getwd panics. Empty otherwise.
+  std::string cwd_error;
 };
 
 /// The FS callbacks tsgo knows (--callbacks= accepts only these).
@@ -59,7 +63,8 @@ CommandLine parse_command_line(const std::vector<std::string>& args);
 /// The checks a command line passes before serving, after --help and
 /// --version have had their turn: --api given; --fifo-in and --fifo-out
 /// both or neither, each a non-empty path and not the same one (the server
-/// would read its own replies); not with --pipe. Throws UsageError.
+/// would read its own replies); not with --pipe; a working directory found
+/// when --cwd is not given. Throws UsageError.
 void check_serving_flags(const CommandLine& line, const std::string& program);
 
 /// "<program> <our version> (tsgo API <version>)": our version is

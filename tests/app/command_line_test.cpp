@@ -1,6 +1,11 @@
 // parse_command_line: tsgo's --api flags parsed as Go's flag package parses
 // them, spinrpc's own flags, and the one-line errors for the usage message.
 // The default --cwd is compared with what the real tsgo reports.
+#include <unistd.h>  // ::getpid
+
+#include <cerrno>      // ENOENT
+#include <cstring>     // std::strerror
+#include <filesystem>  // std::filesystem::current_path, temp_directory_path
 #include <string>  // std::string
 #include <vector>  // std::vector
 
@@ -104,6 +109,23 @@ TEST_CASE("an empty --pipe is tsgo's default: stdin/stdout, also after a path") 
   CHECK_FALSE(parse({"--api", "--pipe", ""}).pipe.has_value());
   CHECK_FALSE(parse({"--api", "--pipe=/tmp/a.sock", "--pipe="}).pipe.has_value());
   CHECK_NOTHROW(spinrpc::check_serving_flags(parse({"--api", "--pipe="}), "spinrpc-server"));
+}
+
+TEST_CASE("without --cwd in a removed working directory, the server refuses to serve (tsgo panics)") {
+  const std::filesystem::path here = std::filesystem::current_path();
+  const std::filesystem::path gone = std::filesystem::temp_directory_path() / ("spinrpc-cwd-" + std::to_string(::getpid()));
+  std::filesystem::create_directory(gone);
+  std::filesystem::current_path(gone);
+  std::filesystem::remove(gone);
+  const CommandLine without = parse({"--api"});
+  const CommandLine with = parse({"--api", "--cwd", "/src"});
+  std::filesystem::current_path(here);
+  CHECK(without.cwd_error == std::strerror(ENOENT));
+  CHECK_THROWS_WITH_AS(spinrpc::check_serving_flags(without, "spinrpc-server"),
+                       "cannot find the working directory for initialize (No such file or directory): give --cwd DIR",
+                       UsageError);
+  CHECK(with.cwd_error.empty());
+  CHECK_NOTHROW(spinrpc::check_serving_flags(with, "spinrpc-server"));
 }
 
 TEST_CASE("check_serving_flags refuses FIFO flags that cannot serve, each with its own line") {

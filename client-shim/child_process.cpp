@@ -209,6 +209,7 @@ bool ChildProcess::wait_once(int options) {
     // Reaped already, by the kernel (SIGCHLD set to SIG_IGN) or another
     // waitpid: the status is gone, and the pid may be someone else's soon.
     lost_ = true;
+    pidfd_.reset();
     throw std::system_error(ECHILD, std::generic_category(),
                             executable_ + " (pid " + std::to_string(pid_) +
                                 ") was reaped by someone else (SIGCHLD set to SIG_IGN?); its exit status is lost");
@@ -216,6 +217,7 @@ bool ChildProcess::wait_once(int options) {
   if (got < 0) throw_child_error(errno, "wait for", executable_, pid_);
   if (got == 0) return false;  // WNOHANG: still running
   wait_status_ = status;
+  pidfd_.reset();  // a channel closed but kept holds no fd for its child
   return true;
 }
 

@@ -11,6 +11,7 @@
 #include <cstdint>       // std::uint64_t
 #include <filesystem>    // std::filesystem::directory_iterator, read_symlink
 #include <fstream>       // std::ifstream
+#include <initializer_list>  // std::initializer_list
 #include <iostream>      // std::cout
 #include <set>           // std::set
 #include <stdexcept>     // std::logic_error, std::runtime_error
@@ -259,28 +260,42 @@ TEST_CASE("SyncRpcChannel keeps an fd opened without close-on-exec out of the ch
   CHECK(link_target(fd_dir + "1").rfind("pipe:", 0) == 0);
 }
 
+// Runs `body` with the standard fds in `fds` closed, and puts them back
+// (also when it throws). Output written meanwhile is lost, so checks come
+// after.
+template <typename Body>
+void with_closed(std::initializer_list<int> fds, Body body) {
+  std::cout.flush();
+  std::vector<std::pair<int, int>> saved;  // {copy, fd}; copy -1 if it was closed already
+  for (const int fd : fds) saved.emplace_back(::fcntl(fd, F_DUPFD_CLOEXEC, 3), fd);
+  for (const int fd : fds) ::close(fd);
+  const auto restore = [&] {
+    for (const auto& [copy, fd] : saved) {
+      if (copy < 0) continue;
+      ::dup2(copy, fd);
+      ::close(copy);
+    }
+  };
+  try {
+    body();
+  } catch (...) {
+    restore();
+    throw;
+  }
+  restore();
+}
+
 TEST_CASE("SyncRpcChannel talks to tsgo when this process runs with stdin closed") {
-  // The pipe for the child's stdin then gets fd 0: the spawn must still
+  // The pipe for the child's stdin then got fd 0: the spawn must still
   // hand it over as the child's fd 0 without close-on-exec.
   const std::string tsgo_executable = tsgo_path();
-  const int saved_stdin = ::fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);  // -1 if already closed
-  ::close(STDIN_FILENO);
-  const auto restore_stdin = [&] {
-    if (saved_stdin < 0) return;
-    ::dup2(saved_stdin, STDIN_FILENO);
-    ::close(saved_stdin);
-  };
   std::string reply;
   int status = -1;
-  try {
+  with_closed({STDIN_FILENO}, [&] {
     SyncRpcChannel tsgo(tsgo_executable, {"--api"});
     reply = tsgo.request("echo", "through fd 0");
     status = tsgo.close();
-  } catch (...) {
-    restore_stdin();
-    throw;
-  }
-  restore_stdin();
+  });
   CHECK(reply == "through fd 0");
   CHECK(status == 0);
 }
@@ -290,33 +305,17 @@ TEST_CASE("SyncRpcChannel with stdout and stderr closed: no pipe end lands on th
   // its own stdin as its fd 2, so it never saw EOF and close() had to
   // SIGKILL it after the grace, and this process's "stderr" fed the child.
   const std::string tsgo_executable = tsgo_path();
-  std::cout.flush();
-  const int saved_stdout = ::fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
-  const int saved_stderr = ::fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
-  ::close(STDOUT_FILENO);
-  ::close(STDERR_FILENO);
-  const auto restore = [&] {
-    for (const auto& [saved, fd] : {std::pair{saved_stdout, STDOUT_FILENO}, std::pair{saved_stderr, STDERR_FILENO}}) {
-      if (saved < 0) continue;
-      ::dup2(saved, fd);
-      ::close(saved);
-    }
-  };
   std::string reply;
   bool stdio_closed_meanwhile = false;
   int status = -1;
-  try {
+  with_closed({STDOUT_FILENO, STDERR_FILENO}, [&] {
     SyncRpcOptions options;
     options.close_grace = std::chrono::milliseconds(5000);
     SyncRpcChannel tsgo(tsgo_executable, {"--api"}, options);
     reply = tsgo.request("echo", "with 1 and 2 closed");
     stdio_closed_meanwhile = ::fcntl(STDOUT_FILENO, F_GETFD) == -1 && ::fcntl(STDERR_FILENO, F_GETFD) == -1;
     status = tsgo.close();
-  } catch (...) {
-    restore();
-    throw;
-  }
-  restore();
+  });
   CHECK(reply == "with 1 and 2 closed");
   CHECK(stdio_closed_meanwhile);
   CHECK(WIFEXITED(status));

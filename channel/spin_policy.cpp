@@ -52,13 +52,17 @@ void AdaptiveSpinController::after_spare_cpu_sample(bool spare_cpu) noexcept {
   // Still oversubscribed: as one more contention, without a spin to pay for it.
   ++resumptions_refused_;
   short_waits_ = 0;
-  waits_to_resume_ = std::min(waits_to_resume_ * 2, kMaxWaitsToResume);
+  double_waits_to_resume();
 }
 
 void AdaptiveSpinController::resume() noexcept {
   spinning_ = true;
   suspended_by_contention_ = false;
   ++resumptions_;
+}
+
+void AdaptiveSpinController::double_waits_to_resume() noexcept {
+  waits_to_resume_ = std::min(waits_to_resume_ * 2, kMaxWaitsToResume);
 }
 
 void AdaptiveSpinController::after_contention() noexcept {
@@ -71,7 +75,7 @@ void AdaptiveSpinController::after_contention() noexcept {
   ++suspensions_;
   // The first contention suspends with the usual count; every later one
   // before a calm stretch doubles it.
-  if (contended_before_) waits_to_resume_ = std::min(waits_to_resume_ * 2, kMaxWaitsToResume);
+  if (contended_before_) double_waits_to_resume();
   contended_before_ = true;
 }
 

@@ -99,6 +99,9 @@ class AdaptiveSpinController {
 
  private:
   void resume() noexcept;
+  // One more contention's worth: the short waits to resume double, up to
+  // kMaxWaitsToResume (a contention, or a refusal for want of a spare CPU).
+  void double_waits_to_resume() noexcept;
   bool adaptive_;
   bool spinning_ = true;
   unsigned long_waits_ = 0;   // consecutive waits over the threshold

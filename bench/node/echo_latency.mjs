@@ -323,7 +323,7 @@ const FEW_FAULTS_DIVISOR = 16;
 function faultSplit(mib, ns, faults) {
   const limit = ((mib << 20) / 4096) / FEW_FAULTS_DIVISOR;
   const few = ns.filter((_, i) => faults[i] < limit);
-  return { n: few.length, of: ns.length, limit, nsFew: few.length ? median(few) : null, faultsMedian: median(faults) };
+  return { n: few.length, of: ns.length, nsFew: few.length ? median(few) : null, faultsMedian: median(faults) };
 }
 const extra = { sparse: null, spawn: null, large: null, largeFaults: {} };
 function runBindingWorkloads() {

@@ -144,4 +144,17 @@ bool move_to_cpu(int cpu) noexcept {
   return true;
 }
 
+AwayFromCpu::AwayFromCpu(int cpu) noexcept {
+  CPU_ZERO(&saved_);
+  if (cpu < 0 || cpu >= CPU_SETSIZE) return;
+  if (sched_getaffinity(0, sizeof saved_, &saved_) != 0 || !CPU_ISSET(cpu, &saved_) || CPU_COUNT(&saved_) < 2) return;
+  cpu_set_t others = saved_;
+  CPU_CLR(cpu, &others);
+  active_ = sched_setaffinity(0, sizeof others, &others) == 0;
+}
+
+AwayFromCpu::~AwayFromCpu() {
+  if (active_) sched_setaffinity(0, sizeof saved_, &saved_);
+}
+
 }  // namespace spinrpc

@@ -125,4 +125,29 @@ bool peer_runs_occupier(int pid) noexcept;
 /// Returns false, changing nothing, when `cpu` is not allowed or a call fails.
 bool move_to_cpu(int cpu) noexcept;
 
+/// Keeps the calling thread off `cpu` while it lives and then leaves its
+/// affinity mask as it was. The constructor removes `cpu` from the mask (the
+/// kernel migrates the thread before the call returns); the destructor puts
+/// the saved mask back. For a reader that blocks once to leave a CPU it
+/// shares with a spinning peer: blocking alone did not move it, because a
+/// pipe wake-up is placed on the waker's CPU (a sync wake-up) or finds the
+/// reader still queued there (delayed dequeue), and the waker is the
+/// spinning peer itself (perf sched timehist: binding and server both on one
+/// CPU for 8,000 switches while the other idled;
+/// docs/PLACEMENT.md#two-spinners-on-one-cpu). Does nothing when `cpu` is
+/// not in the mask, is the only CPU in it, or a call fails. Never throws.
+class AwayFromCpu {
+ public:
+  explicit AwayFromCpu(int cpu) noexcept;
+  ~AwayFromCpu();
+  AwayFromCpu(const AwayFromCpu&) = delete;
+  AwayFromCpu& operator=(const AwayFromCpu&) = delete;
+  /// Whether the mask was narrowed (and will be restored).
+  bool active() const noexcept { return active_; }
+
+ private:
+  cpu_set_t saved_;
+  bool active_ = false;
+};
+
 }  // namespace spinrpc

@@ -5,9 +5,10 @@
 #include <sys/stat.h>  // ::fstat, S_ISFIFO, S_ISSOCK
 #include <sys/uio.h>  // ::preadv2, RWF_NOWAIT
 #include <poll.h>    // ::poll
-#include <sched.h>   // ::sched_yield
+#include <sched.h>   // ::sched_yield, ::sched_getcpu
 #include <unistd.h>  // ::read
 
+#include <optional>  // std::optional
 #include <string>   // std::string
 #include <utility>  // std::move
 
@@ -83,11 +84,11 @@ void SpinReader::before_write() noexcept {
     // is placed on the CPU we are about to leave (PlacementController).
     cycle_wait_ = CycleWait::block;
   } else if (occupied_last_ || unplace_next_) {
-    // Block once in this cycle (counted in occupied_waits), so that the
-    // wake-up that ends it is placed by the kernel, which sends it to an
-    // idle CPU: two spinners on one CPU (left there by occupying, or found
-    // sharing by note_shared_cpu) never block and are never placed apart
-    // again (a binding ↔ server echo stuck at 9.5 µs against 4.0 apart;
+    // Block once in this cycle (counted in occupied_waits), off this CPU
+    // (read_some), so that the wake-up that ends it is placed on another:
+    // two spinners on one CPU (left there by occupying, or found sharing by
+    // note_shared_cpu) never block and are never placed apart again (a
+    // binding ↔ server echo stuck at 6.7-9.5 µs against 2.1-4.0 apart;
     // docs/PLACEMENT.md#two-spinners-on-one-cpu).
     cycle_wait_ = CycleWait::unplace;
   }
@@ -285,6 +286,10 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len, WaitFor wait_
   // machine: 71 suspensions in 30,000 echoes, the occupier held 34 µs in
   // all, the blocking client's p50 30 µs against tsgo's 7.5).
   if (cycle_wait_ != CycleWait::spin) {
+    // Leaving a CPU shared with a spinning peer: off this CPU for the one
+    // blocked read, or the wake-up comes back to it (AwayFromCpu).
+    std::optional<AwayFromCpu> away;
+    if (cycle_wait_ == CycleWait::unplace) away.emplace(sched_getcpu());
     const std::size_t n = blocking_read(buf, len);
     ++stats_.occupied_waits;
     end_wait(start, Clock::now());

@@ -4,6 +4,7 @@
 #include <unistd.h>  // ::pread, ::sysconf
 
 #include <cerrno>        // errno, EINTR
+#include <cstdio>        // std::snprintf
 #include <charconv>      // std::from_chars
 #include <system_error>  // std::errc
 
@@ -27,6 +28,39 @@ long CpuLoadProbe::runnable_in(std::string_view line) noexcept {
   return running;
 }
 
+bool CpuLoadProbe::running_in_stat(std::string_view line) noexcept {
+  // "TID (comm) S ...": the name may hold spaces and parentheses, so the
+  // state is the first field after the last ')'.
+  const std::size_t close = line.rfind(')');
+  if (close == std::string_view::npos || close + 2 >= line.size() || line[close + 1] != ' ') return false;
+  return line[close + 2] == 'R';
+}
+
+void CpuLoadProbe::discount(int pid, int tid) noexcept {
+  discount_pid_ = pid;
+  discount_tid_ = tid;
+  discount_fd_ = UniqueFd();
+}
+
+bool CpuLoadProbe::discounted_running() noexcept {
+  if (discount_tid_ <= 0) return false;
+  if (!discount_fd_) {
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/%d/task/%d/stat", discount_pid_, discount_tid_);
+    discount_fd_ = UniqueFd(move_above_stdio(::open(path, O_RDONLY | O_CLOEXEC)));
+    if (!discount_fd_) {
+      discount_tid_ = 0;  // gone: nothing to discount from now on
+      return false;
+    }
+  }
+  char line[512];
+  ssize_t n;
+  do {
+    n = ::pread(discount_fd_.get(), line, sizeof line, 0);
+  } while (n < 0 && errno == EINTR);
+  return n > 0 && running_in_stat(std::string_view(line, static_cast<std::size_t>(n)));
+}
+
 bool CpuLoadProbe::spare_cpu() noexcept {
   if (state_ == State::unopened) {
     fd_ = UniqueFd(move_above_stdio(::open("/proc/loadavg", O_RDONLY | O_CLOEXEC)));
@@ -44,7 +78,7 @@ bool CpuLoadProbe::spare_cpu() noexcept {
     state_ = State::unavailable;
     return true;
   }
-  return running <= online_cpus_;
+  return running - (discounted_running() ? 1 : 0) <= online_cpus_;
 }
 
 }  // namespace spinrpc

@@ -3,6 +3,7 @@
 #include <pthread.h>  // pthread_setaffinity_np
 #include <sched.h>    // sched_getaffinity, sched_getcpu, sched_yield, CPU_*
 
+#include <charconv>      // std::from_chars
 #include <filesystem>    // std::filesystem::directory_iterator
 #include <string>        // std::string
 #include <system_error>  // std::system_error, std::error_code
@@ -117,18 +118,22 @@ void Occupier::run() noexcept {
   }
 }
 
-bool peer_runs_occupier(int pid) noexcept {
-  if (pid <= 0) return false;
+int peer_occupier_tid(int pid) noexcept {
+  if (pid <= 0) return 0;
   try {
     std::error_code ec;
     const std::filesystem::path tasks = "/proc/" + std::to_string(pid) + "/task";
     for (std::filesystem::directory_iterator it(tasks, ec), end; !ec && it != end; it.increment(ec)) {
       const std::optional<std::string> comm = read_small_file(it->path() / "comm", 64);
-      if (comm && comm->substr(0, comm->find('\n')) == Occupier::kThreadName) return true;
+      if (!comm || comm->substr(0, comm->find('\n')) != Occupier::kThreadName) continue;
+      const std::string tid = it->path().filename().string();
+      int value = 0;
+      const auto [end_of_tid, parsed] = std::from_chars(tid.data(), tid.data() + tid.size(), value);
+      if (parsed == std::errc() && end_of_tid == tid.data() + tid.size() && value > 0) return value;
     }
   } catch (...) {  // allocation: cannot tell
   }
-  return false;
+  return 0;
 }
 
 bool move_to_cpu(int cpu) noexcept {

@@ -31,7 +31,7 @@ namespace spinrpc {
 class Occupier {
  public:
   /// The thread's name (/proc/PID/task/TID/comm), by which a peer that
-  /// started this process sees that it places (peer_runs_occupier).
+  /// started this process sees that it places (peer_occupier_tid).
   static constexpr const char* kThreadName = "spinrpc-occupy";
 
   /// `hold`: how long to keep occupying after a poke (the spin budget).
@@ -109,10 +109,10 @@ class Occupier {
   std::atomic<std::uint64_t> occupied_ns_{0};
 };
 
-/// Whether process `pid` runs an occupier thread (a thread named
-/// Occupier::kThreadName): a spinrpc channel with placement on. Reads
-/// /proc/PID/task/*/comm; false when it cannot tell. Never throws.
-bool peer_runs_occupier(int pid) noexcept;
+/// The thread id of process `pid`'s occupier thread (a thread named
+/// Occupier::kThreadName: a spinrpc channel with placement on), or 0 when
+/// it runs none or we cannot tell. Reads /proc/PID/task/*/comm. Never throws.
+int peer_occupier_tid(int pid) noexcept;
 
 /// Moves the calling thread to `cpu` now and leaves its affinity mask as it
 /// was: pins it to `cpu` alone (the kernel migrates it before the call

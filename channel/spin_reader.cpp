@@ -108,8 +108,9 @@ void SpinReader::end_cycle(Clock::time_point now) noexcept {
     // /proc's walk fall in the first requests, not in steady state; until
     // then this side does not occupy (peer_known()).
     peer_checked_ = true;
-    if (peer_runs_occupier(policy_.peer_pid)) {
+    if (const int tid = peer_occupier_tid(policy_.peer_pid); tid > 0) {
       occupier_.reset();
+      spare_cpu_.discount(policy_.peer_pid, tid);
       cycle_wait_ = CycleWait::spin;
       stats_.placement = "off";
       stats_.placement_mode = "free";

@@ -139,7 +139,7 @@ class SpinReader {
   std::optional<Clock::time_point> wrote_at_;  // last write, until its cycle ends
   std::uint64_t contentions_seen_ = 0;  // occupier_->contentions() already fed
   std::uint64_t shared_seen_ = 0;       // occupier_->shared() at the last occupied cycle
-  bool peer_checked_ = false;  // peer_runs_occupier(policy_.peer_pid) was asked
+  bool peer_checked_ = false;  // peer_occupier_tid(policy_.peer_pid) was asked
   unsigned cycles_ended_ = 0;  // cycles ended before the peer check (at most 2)
   // When the occupier's thread starts (start_occupier_when_idle): at the
   // first wait unless bytes are already waiting, else at the next one.

@@ -213,7 +213,10 @@ Environment: TSGO_SYNC_SPIN_US, TSGO_SYNC_SPIN_ADAPTIVE and SPINRPC_PLACEMENT
 as above; SPINRPC_LEND_REPLIES=1 lends big Responses to a stdout pipe
 (vmsplice, growing the pipe to 1 MiB) instead of copying them into it:
 only for a client that reads them with read(2), as spinrpc's shim and
-Node binding do (they set it for the server they start).
+Node binding do (they set it for the server they start);
+SPINRPC_PEER_SPINS=1 says the client spins while it waits (the shim and
+the binding set it when their budget is over 0), so the server steps off
+a CPU it finds that client sharing.
 
 Besides tsgo's methods, getChannelStats answers the spin counters and the
 placement decision as JSON.

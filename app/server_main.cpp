@@ -124,6 +124,11 @@ int serve(const CommandLine& line, const std::string& program, const AddMethods&
   // tsgo reads on regardless (docs/ASYNC.md, "Replies and handlers").
   channel_options.read_while_writing = line.async;
   channel_options.spin = resolve_spin_policy(line.spin);
+  const char* peer_spins = std::getenv(std::string(kPeerSpinsVariable).c_str());
+  // The client that started us spins (docs/PLACEMENT.md#two-spinners-on-one-cpu);
+  // the stats say so beside the placement setting.
+  channel_options.spin.peer_spins = peer_spins != nullptr && std::string_view(peer_spins) == "1";
+  if (channel_options.spin.peer_spins) channel_options.spin.placement_reason += "; the client spins (SPINRPC_PEER_SPINS=1)";
   try {
     const std::unique_ptr<Transport> transport = make_transport(line, files);
     Connection connection = transport->accept();

@@ -31,6 +31,11 @@ struct SpinPolicy {
   /// and, finding one, leaves placement to the peer: two placers on one
   /// pair fight (docs/PLACEMENT.md#one-placer-per-pair).
   int peer_pid = 0;
+  /// The peer said it spins while it waits (kPeerSpinsVariable): the one
+  /// blocked read that leaves occupying or a shared CPU runs off its CPU,
+  /// since a spinning peer left on it never moves
+  /// (docs/PLACEMENT.md#two-spinners-on-one-cpu).
+  bool peer_spins = false;
 };
 
 /// The adaptive rule, pure: no clock, no I/O (docs/SPIN.md#the-rule). Feed it

@@ -84,13 +84,18 @@ void SpinReader::before_write() noexcept {
     // is placed on the CPU we are about to leave (PlacementController).
     cycle_wait_ = CycleWait::block;
   } else if (occupied_last_ || unplace_next_) {
-    // Block once in this cycle (counted in occupied_waits), off this CPU
-    // (read_some), so that the wake-up that ends it is placed on another:
-    // two spinners on one CPU (left there by occupying, or found sharing by
-    // note_shared_cpu) never block and are never placed apart again (a
-    // binding ↔ server echo stuck at 6.7-9.5 µs against 2.1-4.0 apart;
-    // docs/PLACEMENT.md#two-spinners-on-one-cpu).
-    cycle_wait_ = CycleWait::unplace;
+    // Block once in this cycle (counted in occupied_waits), so that the
+    // wake-up that ends it is placed by the kernel: two spinners on one CPU
+    // (left there by occupying, or found sharing by note_shared_cpu) never
+    // block and are never placed apart again (a binding ↔ server echo stuck
+    // at 6.7-9.5 µs against 2.1-4.0 apart;
+    // docs/PLACEMENT.md#two-spinners-on-one-cpu). For a peer that said it
+    // spins, the read runs off this CPU (read_some): the spinning peer's
+    // wake-up would bring it back. For any other it does not: the short
+    // turns on our CPU may be a blocking peer's, which is where it should be
+    // (moving off cost 25-60 % more server CPU per echo under the real TS
+    // client).
+    cycle_wait_ = policy_.peer_spins ? CycleWait::unshare : CycleWait::unplace;
   }
   occupied_last_ = false;
   unplace_next_ = false;
@@ -290,7 +295,7 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len, WaitFor wait_
     // Leaving a CPU shared with a spinning peer: off this CPU for the one
     // blocked read, or the wake-up comes back to it (AwayFromCpu).
     std::optional<AwayFromCpu> away;
-    if (cycle_wait_ == CycleWait::unplace) away.emplace(sched_getcpu());
+    if (cycle_wait_ == CycleWait::unshare) away.emplace(sched_getcpu());
     const std::size_t n = blocking_read(buf, len);
     ++stats_.occupied_waits;
     end_wait(start, Clock::now());

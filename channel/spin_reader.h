@@ -151,9 +151,10 @@ class SpinReader {
   bool unplace_next_ = false;    // note_shared_cpu asks the next cycle to block once
   // How the wait that ends the cycle in progress waits (set by before_write):
   // spin by the rule, or block because the occupier was poked (occupy),
-  // because the cycle blocks once to be placed apart (unplace), or because
+  // because the cycle blocks once to be placed apart (unplace; unshare:
+  // off our CPU, for a peer that spins), or because
   // placement chose block.
-  enum class CycleWait { spin, occupy, unplace, block };
+  enum class CycleWait { spin, occupy, unplace, unshare, block };
   CycleWait cycle_wait_ = CycleWait::spin;
   TryWith try_with_ = TryWith::preadv2_nowait;  // poll_then_read once preadv2 says EOPNOTSUPP
   UniqueFd nonblocking_;  // own_nonblocking: our O_NONBLOCK description of fd_'s pipe

@@ -78,8 +78,11 @@ struct SyncRpcChannel::State {
 
   // Kills the child (or drops the connection) and throws TimedOut.
   [[noreturn]] void end_after_timeout(std::string_view method);
-  // Sets up SIGPIPE and the channel over the server's two ends.
-  void open_channel(UniqueFd in, UniqueFd out);
+  // The spin policy from the options and the environment they name.
+  SpinPolicy resolve_spin() const;
+  // Sets up SIGPIPE and the channel over the server's two ends, waiting by
+  // `spin` (resolve_spin()).
+  void open_channel(UniqueFd in, UniqueFd out, SpinPolicy spin);
   // The open or usable state, or std::logic_error saying why there is none.
   static State& usable(const std::unique_ptr<State>& state, const char* operation);
   // The one request loop.
@@ -244,7 +247,12 @@ void SyncRpcChannel::State::end_after_timeout(std::string_view method) {
   throw TimedOut(what);
 }
 
-void SyncRpcChannel::State::open_channel(UniqueFd in, UniqueFd out) {
+SpinPolicy SyncRpcChannel::State::resolve_spin() const {
+  return resolve_spin_policy(options.spin,
+                             [this](const char* name) { return environment_value(options.environment, name); });
+}
+
+void SyncRpcChannel::State::open_channel(UniqueFd in, UniqueFd out, SpinPolicy spin) {
   if (!options.keep_sigpipe_disposition) ignore_sigpipe_if_default();
   // With a request deadline the writes must be bounded too: a server that
   // stops reading would otherwise hold a large request's write forever.
@@ -252,8 +260,6 @@ void SyncRpcChannel::State::open_channel(UniqueFd in, UniqueFd out) {
   // socket, a FIFO we opened: open file descriptions of our own), so its
   // O_NONBLOCK touches nothing of anyone else's.
   if (options.request_timeout.count() > 0) set_nonblocking(out.get(), true);
-  SpinPolicy spin = resolve_spin_policy(
-      options.spin, [this](const char* name) { return environment_value(options.environment, name); });
   spin.peer_pid = child.pid() > 0 ? child.pid() : 0;  // a server we started
   channel.emplace(std::move(in), std::move(out), ChannelOptions{options.channel, std::move(spin)});
 }
@@ -265,7 +271,7 @@ SyncRpcChannel SyncRpcChannel::connect_socket(const std::string& path, SyncRpcOp
   state->executable = "the server at " + path;
   state->options = std::move(options);
   Connection connection = connect_unix_socket(path, state->options.connect_timeout);
-  state->open_channel(std::move(connection.in), std::move(connection.out));
+  state->open_channel(std::move(connection.in), std::move(connection.out), state->resolve_spin());
   return SyncRpcChannel(std::move(state));
 }
 
@@ -276,7 +282,7 @@ SyncRpcChannel SyncRpcChannel::connect_fifos(const std::string& to_server,
   state->executable = "the server at " + to_server;
   state->options = std::move(options);
   Connection connection = connect_fifo_pair(to_server, from_server, state->options.connect_timeout);
-  state->open_channel(std::move(connection.in), std::move(connection.out));
+  state->open_channel(std::move(connection.in), std::move(connection.out), state->resolve_spin());
   return SyncRpcChannel(std::move(state));
 }
 
@@ -293,15 +299,17 @@ SyncRpcChannel::SyncRpcChannel(const std::string& executable, const std::vector<
   // We read the child's stdout with read(2), so a spinrpc-server there may
   // lend its big Responses to the pipe instead of copying them in (what
   // other servers make of the variable: nothing).
-  static constexpr std::string_view kChildEnv[] = {kLendRepliesEntry};
-  s.child = ChildProcess::spawn(executable, args, to_child.read_end.get(),
-                                from_child.write_end.get(), kChildEnv, s.options.environment);
+  // And a client that spins says so (docs/PLACEMENT.md#two-spinners-on-one-cpu).
+  SpinPolicy spin = s.resolve_spin();
+  const std::string_view child_env[] = {kLendRepliesEntry, kPeerSpinsEntry};
+  s.child = ChildProcess::spawn(executable, args, to_child.read_end.get(), from_child.write_end.get(),
+                                std::span(child_env, spin.budget.count() > 0 ? 2 : 1), s.options.environment);
   // The child has its own copies now. Ours must go at once: while this
   // process holds the write end of the child's stdout, the child's death
   // never shows as EOF.
   to_child.read_end.reset();
   from_child.write_end.reset();
-  s.open_channel(std::move(from_child.read_end), std::move(to_child.write_end));
+  s.open_channel(std::move(from_child.read_end), std::move(to_child.write_end), std::move(spin));
 }
 
 SyncRpcChannel::SyncRpcChannel(SyncRpcChannel&&) noexcept = default;

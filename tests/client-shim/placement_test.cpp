@@ -171,6 +171,24 @@ TEST_CASE("the shim leaves placement to a server it started that places, and pla
   }
 }
 
+TEST_CASE("a shim that spins tells the spinrpc-server it starts (SPINRPC_PEER_SPINS); one that blocks does not") {
+  const auto setting_reason = [](SyncRpcChannel& channel) {
+    simdjson::dom::parser parser;
+    const simdjson::dom::element s = parser.parse(channel.request("getChannelStats", ""));
+    return std::string(s["placement_setting_reason"].get_string().value());
+  };
+  SyncRpcOptions spinning;
+  spinning.spin.spin_us = 100;
+  {
+    SyncRpcChannel channel(bin_path("spinrpc-server"), {"--api", "--spin-us", "100"}, spinning);
+    CHECK(setting_reason(channel).find("the client spins") != std::string::npos);
+  }
+  {
+    SyncRpcChannel channel(bin_path("spinrpc-server"), {"--api", "--spin-us", "100"}, blocking_client());
+    CHECK(setting_reason(channel).find("the client spins") == std::string::npos);
+  }
+}
+
 TEST_CASE("spinrpc-server reports placement off with budget 0, and SPINRPC_PLACEMENT=off") {
   {
     SyncRpcChannel channel(bin_path("spinrpc-server"), {"--api", "--spin-us", "0"}, blocking_client());

@@ -93,7 +93,7 @@ void SpinReader::before_write() noexcept {
     // spins, the read runs off this CPU (read_some): the spinning peer's
     // wake-up would bring it back. For any other it does not: the short
     // turns on our CPU may be a blocking peer's, which is where it should be
-    // (moving off cost 25-60 % more server CPU per echo under the real TS
+    // (moving off cost 20-60 % more server CPU per echo under the real TS
     // client).
     cycle_wait_ = policy_.peer_spins ? CycleWait::unshare : CycleWait::unplace;
   }

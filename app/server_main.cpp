@@ -96,6 +96,13 @@ int peer_closed_status(const PeerClosed& e, const std::string& program) {
   return 1;
 }
 
+// Whether the client that started us set `variable` to "1" in our
+// environment (kLendRepliesVariable, kPeerSpinsVariable).
+bool client_says(std::string_view variable) {
+  const char* value = std::getenv(std::string(variable).c_str());
+  return value != nullptr && std::string_view(value) == "1";
+}
+
 int serve(const CommandLine& line, const std::string& program, const AddMethods& add_methods,
           ServeAsync serve_async, const sigset_t& saved_mask) {
   if (line.async && serve_async == nullptr) {
@@ -116,18 +123,14 @@ int serve(const CommandLine& line, const std::string& program, const AddMethods&
   // on), and lent from buffers of the channel's own, never from the
   // handler's memory: a client may send its next request before it reads a
   // reply (docs/NODE.md, "Large payloads").
-  const char* lend_replies = std::getenv(std::string(kLendRepliesVariable).c_str());
-  if (lend_replies != nullptr && std::string_view(lend_replies) == "1") {
-    channel_options.large_writes = BufferOptions::LargeWrites::lend_copies;
-  }
+  if (client_says(kLendRepliesVariable)) channel_options.large_writes = BufferOptions::LargeWrites::lend_copies;
   // --async: a client may write all its requests before it reads a reply;
   // tsgo reads on regardless (docs/ASYNC.md, "Replies and handlers").
   channel_options.read_while_writing = line.async;
   channel_options.spin = resolve_spin_policy(line.spin);
-  const char* peer_spins = std::getenv(std::string(kPeerSpinsVariable).c_str());
   // The client that started us spins (docs/PLACEMENT.md#two-spinners-on-one-cpu);
   // the stats say so beside the placement setting.
-  channel_options.spin.peer_spins = peer_spins != nullptr && std::string_view(peer_spins) == "1";
+  channel_options.spin.peer_spins = client_says(kPeerSpinsVariable);
   if (channel_options.spin.peer_spins) channel_options.spin.placement_reason += "; the client spins (SPINRPC_PEER_SPINS=1)";
   try {
     const std::unique_ptr<Transport> transport = make_transport(line, files);

@@ -11,6 +11,19 @@
 #include "channel/syscall.h"
 
 namespace spinrpc {
+namespace {
+
+// The file's first `size` bytes from offset 0 (a /proc file re-read in
+// place), as a view of `buf`; empty when the read fails.
+std::string_view pread_start(int fd, char* buf, std::size_t size) noexcept {
+  ssize_t n;
+  do {
+    n = ::pread(fd, buf, size, 0);
+  } while (n < 0 && errno == EINTR);
+  return n > 0 ? std::string_view(buf, static_cast<std::size_t>(n)) : std::string_view();
+}
+
+}  // namespace
 
 long CpuLoadProbe::runnable_in(std::string_view line) noexcept {
   // Three load averages, then "running/total".
@@ -54,11 +67,7 @@ bool CpuLoadProbe::discounted_running() noexcept {
     }
   }
   char line[512];
-  ssize_t n;
-  do {
-    n = ::pread(discount_fd_.get(), line, sizeof line, 0);
-  } while (n < 0 && errno == EINTR);
-  return n > 0 && running_in_stat(std::string_view(line, static_cast<std::size_t>(n)));
+  return running_in_stat(pread_start(discount_fd_.get(), line, sizeof line));
 }
 
 bool CpuLoadProbe::spare_cpu() noexcept {
@@ -69,11 +78,7 @@ bool CpuLoadProbe::spare_cpu() noexcept {
   }
   if (state_ != State::open) return true;
   char line[128];
-  ssize_t n;
-  do {
-    n = ::pread(fd_.get(), line, sizeof line, 0);
-  } while (n < 0 && errno == EINTR);
-  const long running = n > 0 ? runnable_in(std::string_view(line, static_cast<std::size_t>(n))) : -1;
+  const long running = runnable_in(pread_start(fd_.get(), line, sizeof line));
   if (running < 0) {
     state_ = State::unavailable;
     return true;

@@ -301,9 +301,10 @@ SyncRpcChannel::SyncRpcChannel(const std::string& executable, const std::vector<
   // other servers make of the variable: nothing).
   // And a client that spins says so (docs/PLACEMENT.md#two-spinners-on-one-cpu).
   SpinPolicy spin = s.resolve_spin();
-  const std::string_view child_env[] = {kLendRepliesEntry, kPeerSpinsEntry};
+  const bool spins = spin.budget.count() > 0;
+  const std::string_view child_env[] = {kLendRepliesEntry, kPeerSpinsEntry};  // the second only if we spin
   s.child = ChildProcess::spawn(executable, args, to_child.read_end.get(), from_child.write_end.get(),
-                                std::span(child_env, spin.budget.count() > 0 ? 2 : 1), s.options.environment);
+                                std::span(child_env).first(spins ? 2 : 1), s.options.environment);
   // The child has its own copies now. Ours must go at once: while this
   // process holds the write end of the child's stdout, the child's death
   // never shows as EOF.

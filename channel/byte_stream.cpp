@@ -38,6 +38,21 @@ void wait_writable(int fd, const std::optional<std::chrono::steady_clock::time_p
   }
 }
 
+// Grows the pipe `fd` is an end of to hold `bytes` (a power of two, at most
+// ByteStream::kMaxPipeBytes). `known` caches its capacity (0 = not read
+// yet). Not a pipe, or refused (past pipe-max-size or the user's pipe
+// budget): the pipe stays as it is and is not asked again.
+void grow_pipe(int fd, std::size_t& known, std::size_t bytes) {
+  if (known == 0) {
+    const int now = ::fcntl(fd, F_GETPIPE_SZ);
+    known = now > 0 ? static_cast<std::size_t>(now) : ByteStream::kMaxPipeBytes;  // unknown: leave it
+  }
+  const std::size_t want = std::min(std::bit_ceil(bytes), ByteStream::kMaxPipeBytes);
+  if (want <= known) return;
+  const int got = ::fcntl(fd, F_SETPIPE_SZ, static_cast<int>(want));
+  known = got > 0 ? static_cast<std::size_t>(got) : ByteStream::kMaxPipeBytes;
+}
+
 bool is_pipe(int fd) {
   struct stat st {};
   return ::fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode);
@@ -165,18 +180,9 @@ void ByteStream::write_all(std::span<iovec> parts) {
   if (parts.size() > run) write_copied(parts.data() + run, static_cast<int>(parts.size() - run));
 }
 
-void ByteStream::grow_pipe_for(std::size_t bytes) {
-  const int fd = out_.get();
-  if (pipe_bytes_ == 0) {
-    const int now = ::fcntl(fd, F_GETPIPE_SZ);
-    pipe_bytes_ = now > 0 ? static_cast<std::size_t>(now) : kMaxPipeBytes;  // unknown: leave it
-  }
-  const std::size_t want = std::min(std::bit_ceil(bytes), kMaxPipeBytes);
-  if (want <= pipe_bytes_) return;
-  // Refused (past pipe-max-size or the user's pipe budget): the pipe
-  // stays as it is and is not asked again.
-  const int got = ::fcntl(fd, F_SETPIPE_SZ, static_cast<int>(want));
-  pipe_bytes_ = got > 0 ? static_cast<std::size_t>(got) : kMaxPipeBytes;
+void ByteStream::expect(std::size_t bytes) {
+  if (!options_.grow_read_pipe || bytes < buffered().size() + kLendMinBytes) return;
+  grow_pipe(reader_.fd(), in_pipe_bytes_, bytes);
 }
 
 void ByteStream::write_lent(iovec part) {
@@ -197,7 +203,7 @@ void ByteStream::write_lent(iovec part) {
     }
     ready = 0;
   }
-  grow_pipe_for(total);
+  grow_pipe(fd, out_pipe_bytes_, total);
   for (std::size_t sent = 0; sent < total;) {
     // A copy is made a step ahead of what is lent, not whole before the
     // first vmsplice: the reader copies the first steps out while the

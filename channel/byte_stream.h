@@ -76,6 +76,18 @@ struct BufferOptions {
   /// tsgo buffers it. A view of the last message read stays valid across
   /// such a write only under a Hold (hold()). For spinrpc-server --async.
   bool read_while_writing = false;
+  /// When a message bigger than what the read pipe holds is on its way
+  /// (ByteStream::expect), grow that pipe (F_SETPIPE_SZ, up to
+  /// ByteStream::kMaxPipeBytes) so that a writer that copies into it waits
+  /// for us once per pipeful. tsgo writes each reply with one write(2): a
+  /// 16 MiB one through a 64 KiB pipe slept and was woken 256 times, on a
+  /// CPU gone idle each time (binding → tsgo, 16 MiB binary echo, median
+  /// 17.5 ms; 12.5 with the pipe grown; docs/NODE.md, "tsgo's big replies").
+  /// Only for a pipe the owner of the stream created (the client shim's
+  /// child's stdout): a server leaves the pipes it is handed as they are.
+  /// A refusal (pipe-max-size, the user's pipe budget, not a pipe) leaves
+  /// the fd as it is.
+  bool grow_read_pipe = false;
 };
 
 /// The environment variable by which a client tells the spinrpc-server it
@@ -149,6 +161,11 @@ class ByteStream {
   /// message whose first bytes are in (FdChannel with a PayloadSink).
   /// Returns the byte count read, 0 at EOF; throws as fill().
   std::size_t read_direct(std::byte* buf, std::size_t len);
+
+  /// Says that a message of `bytes` in all (header included) is arriving,
+  /// some of it still unread: with BufferOptions::grow_read_pipe, grows the
+  /// read pipe for it. Cheap when called again for the same message.
+  void expect(std::size_t bytes);
 
   /// Writes every byte of `parts` in order; blocks until the kernel has taken
   /// them all (waiting for POLLOUT if the fd is non-blocking). One write(2)
@@ -229,7 +246,6 @@ class ByteStream {
   // Reads what has arrived, without waiting, into the read buffer.
   void read_ahead();
   void write_lent(iovec part);
-  void grow_pipe_for(std::size_t bytes);
   // Makes room for `need` bytes from begin_; may move, grow or replace the buffer.
   void reserve_for(std::size_t need);
   void replace_buffer(std::size_t capacity);
@@ -248,7 +264,8 @@ class ByteStream {
   BufferOptions options_;
   bool lend_ = false;  // large_writes lends and out_ is a pipe: vmsplice big parts
   std::optional<LentCopies> lent_copies_;  // LargeWrites::lend_copies on a pipe
-  std::size_t pipe_bytes_ = 0;  // out_'s capacity as last set or read; 0 = unknown
+  std::size_t out_pipe_bytes_ = 0;  // out_'s capacity as last set or read; 0 = unknown
+  std::size_t in_pipe_bytes_ = 0;   // the same for the read fd (grow_read_pipe)
   ReadBuffer buffer_;            // uninitialised storage, capacity_ bytes
   std::size_t capacity_ = 0;
   std::size_t largest_need_ = 0;  // the most fill() was asked for since the last rewind

@@ -36,6 +36,8 @@ std::optional<FrameView> FdChannel::try_read_frame(PayloadSink* sink) {
       return result.frame;
     }
     mid_frame_.set(!stream_.buffered().empty());
+    // The frame's size is known once its header is in.
+    if (result.payload_begin != 0) stream_.expect(result.size_bytes);
     // Branch: a big payload, most of it still to come, and a sink for it.
     if (sink != nullptr && result.payload_begin != 0 &&
         result.size_bytes - result.payload_begin >= PayloadSink::kMinBytes) {

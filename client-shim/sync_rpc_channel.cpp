@@ -82,7 +82,8 @@ struct SyncRpcChannel::State {
   SpinPolicy resolve_spin() const;
   // Sets up SIGPIPE and the channel over the server's two ends, waiting by
   // `spin` (resolve_spin()).
-  void open_channel(UniqueFd in, UniqueFd out, SpinPolicy spin);
+  // `made_in_pipe`: `in` is a pipe we created (BufferOptions::grow_read_pipe).
+  void open_channel(UniqueFd in, UniqueFd out, SpinPolicy spin, bool made_in_pipe = false);
   // The open or usable state, or std::logic_error saying why there is none.
   static State& usable(const std::unique_ptr<State>& state, const char* operation);
   // The one request loop.
@@ -252,7 +253,7 @@ SpinPolicy SyncRpcChannel::State::resolve_spin() const {
                              [this](const char* name) { return environment_value(options.environment, name); });
 }
 
-void SyncRpcChannel::State::open_channel(UniqueFd in, UniqueFd out, SpinPolicy spin) {
+void SyncRpcChannel::State::open_channel(UniqueFd in, UniqueFd out, SpinPolicy spin, bool made_in_pipe) {
   if (!options.keep_sigpipe_disposition) ignore_sigpipe_if_default();
   // With a request deadline the writes must be bounded too: a server that
   // stops reading would otherwise hold a large request's write forever.
@@ -261,7 +262,9 @@ void SyncRpcChannel::State::open_channel(UniqueFd in, UniqueFd out, SpinPolicy s
   // O_NONBLOCK touches nothing of anyone else's.
   if (options.request_timeout.count() > 0) set_nonblocking(out.get(), true);
   spin.peer_pid = child.pid() > 0 ? child.pid() : 0;  // a server we started
-  channel.emplace(std::move(in), std::move(out), ChannelOptions{options.channel, std::move(spin)});
+  ChannelOptions channel_options{options.channel, std::move(spin)};
+  channel_options.grow_read_pipe = channel_options.grow_read_pipe || made_in_pipe;
+  channel.emplace(std::move(in), std::move(out), std::move(channel_options));
 }
 
 SyncRpcChannel::SyncRpcChannel(std::unique_ptr<State> state) noexcept : state_(std::move(state)) {}
@@ -310,7 +313,8 @@ SyncRpcChannel::SyncRpcChannel(const std::string& executable, const std::vector<
   // never shows as EOF.
   to_child.read_end.reset();
   from_child.write_end.reset();
-  s.open_channel(std::move(from_child.read_end), std::move(to_child.write_end), std::move(spin));
+  s.open_channel(std::move(from_child.read_end), std::move(to_child.write_end), std::move(spin),
+                 /*made_in_pipe=*/true);
 }
 
 SyncRpcChannel::SyncRpcChannel(SyncRpcChannel&&) noexcept = default;

@@ -2,7 +2,7 @@
 // server), the scripted peer built on spinrpc::Server (Calls in both
 // directions, failures on purpose), and sh scripts that write canned bytes
 // a correct server never sends.
-#include <fcntl.h>     // ::fcntl, F_DUPFD_CLOEXEC
+#include <fcntl.h>     // ::fcntl, ::open, F_DUPFD_CLOEXEC, F_GETPIPE_SZ
 #include <signal.h>    // ::kill, ::sigaction, SIGKILL, SIGPIPE
 #include <sys/wait.h>  // WIFEXITED, WEXITSTATUS, WIFSIGNALED, WTERMSIG
 #include <unistd.h>    // ::close, ::dup2, ::pipe
@@ -126,6 +126,46 @@ TEST_CASE("SyncRpcChannel gets a 1 MiB payload back unchanged from tsgo's echo")
   CHECK(tsgo.request_binary("echo", big) == big);
   // The channel is still in step after a reply far bigger than its buffer.
   CHECK(tsgo.request("echo", "after") == "after");
+}
+
+// The capacity of the pipe process `pid` has as its fd `fd`, through a new
+// open file description of it (/proc/PID/fd), or -1.
+int pipe_capacity_of(int pid, int fd) {
+  const std::string path = "/proc/" + std::to_string(pid) + "/fd/" + std::to_string(fd);
+  const spinrpc::UniqueFd end(::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC));
+  return end ? ::fcntl(end.get(), F_GETPIPE_SZ) : -1;
+}
+
+TEST_CASE("SyncRpcChannel grows the pipe tsgo writes into once a reply bigger than it comes") {
+  // tsgo writes a reply with one write(2) and sleeps whenever the pipe is
+  // full (BufferOptions::grow_read_pipe).
+  long max_size = 0;
+  if (std::ifstream f("/proc/sys/fs/pipe-max-size"); !(f >> max_size)) max_size = 0;
+  SyncRpcChannel tsgo(tsgo_path(), {"--api"});
+  CHECK(tsgo.request("echo", "small") == "small");
+  const int before = pipe_capacity_of(tsgo.pid(), 1);
+  REQUIRE(before > 0);
+  std::vector<std::byte> big(std::size_t{1} << 20);
+  for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<std::byte>(i * 13 % 256);
+  CHECK(tsgo.request_binary("echo", big) == big);
+  const int after = pipe_capacity_of(tsgo.pid(), 1);
+  if (max_size >= 1 << 20) {
+    // Header and name make the frame just over 1 MiB: grown to the cap.
+    CHECK(after == 1 << 20);
+  } else {
+    CHECK(after >= before);  // refused or capped by the system: left as it was, or grown to the cap
+  }
+  // The pipe is the same pipe, now bigger: the channel is still in step.
+  CHECK(tsgo.request("echo", "after") == "after");
+}
+
+TEST_CASE("SyncRpcChannel leaves the pipe tsgo writes into as it is while replies fit") {
+  SyncRpcChannel tsgo(tsgo_path(), {"--api"});
+  CHECK(tsgo.request("echo", "small") == "small");
+  const int before = pipe_capacity_of(tsgo.pid(), 1);
+  std::vector<std::byte> fits(std::size_t{32} << 10, std::byte{7});
+  CHECK(tsgo.request_binary("echo", fits) == fits);
+  CHECK(pipe_capacity_of(tsgo.pid(), 1) == before);
 }
 
 TEST_CASE("SyncRpcChannel receives tsgo's initialize reply with the --cwd directory verbatim") {

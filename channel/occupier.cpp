@@ -153,13 +153,19 @@ AwayFromCpu::AwayFromCpu(int cpu) noexcept {
   CPU_ZERO(&saved_);
   if (cpu < 0 || cpu >= CPU_SETSIZE) return;
   if (sched_getaffinity(0, sizeof saved_, &saved_) != 0 || !CPU_ISSET(cpu, &saved_) || CPU_COUNT(&saved_) < 2) return;
-  cpu_set_t others = saved_;
-  CPU_CLR(cpu, &others);
-  active_ = sched_setaffinity(0, sizeof others, &others) == 0;
+  narrowed_ = saved_;
+  CPU_CLR(cpu, &narrowed_);
+  active_ = sched_setaffinity(0, sizeof narrowed_, &narrowed_) == 0;
 }
 
 AwayFromCpu::~AwayFromCpu() {
-  if (active_) sched_setaffinity(0, sizeof saved_, &saved_);
+  if (!active_) return;
+  // A mask someone set meanwhile (the user's tool, from another thread or
+  // with taskset -p) is theirs: it stays.
+  cpu_set_t now;
+  CPU_ZERO(&now);
+  if (sched_getaffinity(0, sizeof now, &now) != 0 || !CPU_EQUAL(&now, &narrowed_)) return;
+  sched_setaffinity(0, sizeof saved_, &saved_);
 }
 
 }  // namespace spinrpc

@@ -135,7 +135,8 @@ bool move_to_cpu(int cpu) noexcept;
 /// spinning peer itself (perf sched timehist: binding and server both on one
 /// CPU for 8,000 switches while the other idled;
 /// docs/PLACEMENT.md#two-spinners-on-one-cpu). Does nothing when `cpu` is
-/// not in the mask, is the only CPU in it, or a call fails. Never throws.
+/// not in the mask, is the only CPU in it, or a call fails. A mask changed
+/// by someone else while it lives is left as they set it. Never throws.
 class AwayFromCpu {
  public:
   explicit AwayFromCpu(int cpu) noexcept;
@@ -146,7 +147,8 @@ class AwayFromCpu {
   bool active() const noexcept { return active_; }
 
  private:
-  cpu_set_t saved_;
+  cpu_set_t saved_;     // the mask found, put back
+  cpu_set_t narrowed_;  // the mask set: still there at the end, or someone else's stays
   bool active_ = false;
 };
 

@@ -47,6 +47,24 @@ TEST_CASE("AwayFromCpu moves the thread off a CPU and then restores its mask" *
   CHECK(CPU_EQUAL(&after, &before));
 }
 
+TEST_CASE("AwayFromCpu leaves a mask someone else set while it lived" * doctest::skip(allowed_cpus() < 2)) {
+  const MaskRestorer restorer;
+  const int here = sched_getcpu();
+  cpu_set_t theirs;
+  CPU_ZERO(&theirs);
+  {
+    const AwayFromCpu away(here);
+    REQUIRE(away.active());
+    // The user's tool pins the thread meanwhile (taskset -p, or another
+    // thread's sched_setaffinity): to the CPU it had left, a mask that is
+    // neither the narrowed one nor the one found (with 2 CPUs or more).
+    CPU_SET(here, &theirs);
+    REQUIRE(sched_setaffinity(0, sizeof theirs, &theirs) == 0);
+  }
+  const cpu_set_t after = current_mask();
+  CHECK(CPU_EQUAL(&after, &theirs));
+}
+
 TEST_CASE("AwayFromCpu changes nothing for a CPU outside the mask, an invalid CPU, or a one-CPU mask") {
   const MaskRestorer restorer;
   const cpu_set_t before = current_mask();

@@ -31,7 +31,10 @@ struct SyncRpcOptions {
   /// 64 KiB or more are lent to a pipe (FIFO or a spawned child's stdin)
   /// rather than copied (BufferOptions::LargeWrites::lend): a
   /// request's payload must not change until its reply has come, which a
-  /// caller blocked in request() cannot do anyway.
+  /// caller blocked in request() cannot do anyway. The pipe a spawned
+  /// child's replies come through grows (up to 1 MiB) once a reply bigger
+  /// than it arrives, whatever grow_read_pipe says here
+  /// (BufferOptions::grow_read_pipe; docs/NODE.md, "tsgo's big replies").
   FrameOptions channel = lending();
   /// Spin budget and adaptive rule for waiting on the server's replies
   /// (docs/SPIN.md#settings). Unset fields fall back to TSGO_SYNC_SPIN_US and

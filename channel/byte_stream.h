@@ -80,9 +80,9 @@ struct BufferOptions {
   /// (ByteStream::expect), grow that pipe (F_SETPIPE_SZ, up to
   /// ByteStream::kMaxPipeBytes) so that a writer that copies into it waits
   /// for us once per pipeful. tsgo writes each reply with one write(2): a
-  /// 16 MiB one through a 64 KiB pipe slept and was woken 256 times, on a
-  /// CPU gone idle each time (binding → tsgo, 16 MiB binary echo, median
-  /// 17.5 ms; 12.5 with the pipe grown; docs/NODE.md, "tsgo's big replies").
+  /// 16 MiB one through a 64 KiB pipe slept and was woken 256 times
+  /// (binding → tsgo, 16 MiB binary echo, median 17.5 ms; 12.5 with the
+  /// pipe grown; docs/NODE.md, "tsgo's big replies").
   /// Only for a pipe the owner of the stream created (the client shim's
   /// child's stdout): a server leaves the pipes it is handed as they are.
   /// A refusal (pipe-max-size, the user's pipe budget, not a pipe) leaves

@@ -153,7 +153,7 @@ TEST_CASE("SyncRpcChannel grows the pipe tsgo writes into once a reply bigger th
     // Header and name make the frame just over 1 MiB: grown to the cap.
     CHECK(after == 1 << 20);
   } else {
-    CHECK(after >= before);  // refused or capped by the system: left as it was, or grown to the cap
+    MESSAGE("pipe-max-size is below 1 MiB here: whether the pipe grew is not checked");
   }
   // The pipe is the same pipe, now bigger: the channel is still in step.
   CHECK(tsgo.request("echo", "after") == "after");

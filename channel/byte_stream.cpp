@@ -181,7 +181,8 @@ void ByteStream::write_all(std::span<iovec> parts) {
 }
 
 void ByteStream::expect(std::size_t bytes) {
-  if (!options_.grow_read_pipe || bytes < buffered().size() + kLendMinBytes) return;
+  // More than a pipeful still to come: the writer would wait for us before it ends.
+  if (!options_.grow_read_pipe || bytes < buffered().size() + kDefaultPipeBytes) return;
   grow_pipe(reader_.fd(), in_pipe_bytes_, bytes);
 }
 

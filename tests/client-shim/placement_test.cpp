@@ -8,6 +8,7 @@
 #include <unistd.h>    // ::fork, ::_exit
 
 #include <chrono>   // std::chrono
+#include <cstdint>  // std::uint64_t
 #include <string>   // std::string
 #include <vector>   // std::vector
 
@@ -209,14 +210,24 @@ TEST_CASE("spinrpc-server places by default: it probes, and says what it measure
   SyncRpcChannel channel(bin_path("spinrpc-server"), {"--api"}, blocking_client());
   echo_many(channel, 2 * (PlacementController::kProbeCycles + PlacementController::kSettleCycles) + 10);
   simdjson::dom::parser parser;
-  const simdjson::dom::element s = parser.parse(channel.request("getChannelStats", ""));
+  const std::string json = channel.request("getChannelStats", "");
+  INFO("getChannelStats: " << json);
+  const simdjson::dom::element s = parser.parse(json);
   if (std::string(s["budget_reason"].get_string().value()) != "default") return;  // TSGO_SYNC_SPIN_US set outside
   CHECK(std::string(s["placement"].get_string().value()) == "auto");
   CHECK(s["placement_probes"].get_uint64().value() >= 1);
-  // Both modes measured (unless the spin rule suspended on a stalled host).
+  // Both modes measured (unless the spin rule suspended on a stalled host),
+  // or free cycles already under kNothingToWin, and the decision says so:
+  // then occupying is not probed (a blocking client that happens to share
+  // the server's CPU answers that fast; seen in a CI run under load).
   if (s["suspensions"].get_uint64().value() == 0 && s["occupier_contentions"].get_uint64().value() == 0) {
-    CHECK(s["free_cycle_ns"].get_uint64().value() > 0);
-    CHECK(s["occupy_cycle_ns"].get_uint64().value() > 0);
+    const std::uint64_t free_ns = s["free_cycle_ns"].get_uint64().value();
+    CHECK(free_ns > 0);
+    if (free_ns < static_cast<std::uint64_t>(PlacementController::kNothingToWin.count())) {
+      CHECK(std::string(s["placement_decision"].get_string().value()) == "nothing to win: the peer answers fast");
+    } else {
+      CHECK(s["occupy_cycle_ns"].get_uint64().value() > 0);
+    }
   }
 }
 

@@ -213,8 +213,8 @@ TEST_CASE("spinrpc-server places by default: it probes, and says what it measure
   simdjson::dom::element s;
   // Until the first probes are over: 2 × (kProbeCycles + kSettleCycles)
   // cycles when every cycle counts; a stalled host's cycles over
-  // kIgnoreAbove do not, so a loaded machine needs more (a CI run under
-  // load was still probing after the first batch). Bounded.
+  // kIgnoreAbove do not, so a loaded machine may need more (a CI run under
+  // load found occupy_cycle_ns still 0 after the first batch). Bounded.
   for (int batch = 0; batch < 40; ++batch) {
     echo_many(channel, batch == 0 ? 2 * (PlacementController::kProbeCycles + PlacementController::kSettleCycles) + 10
                                   : 50);

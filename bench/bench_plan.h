@@ -58,6 +58,15 @@ struct BenchPlan {
   std::chrono::milliseconds pairs_duration{500};
   /// oversubscribed: pairs 1..max_pairs.
   int max_pairs = 4;
+
+  /// Rounds, at least, of a workload whose figure is a median of per-round
+  /// paired ratios (against tsgo, or against spin off): the placement
+  /// figures are asked of 9 rounds or more (docs/BENCHMARKING.md#alternation).
+  static constexpr int kMinPairedRounds = 9;
+  /// How many rounds of such a workload each of the plan's rounds holds, so
+  /// that the run has kMinPairedRounds of it in all (1 when `rounds` is
+  /// already enough). The workload numbers them round * n + sub.
+  int paired_rounds_per_round() const noexcept { return (kMinPairedRounds + rounds - 1) / rounds; }
 };
 
 /// Reads spinrpc-bench's own flags and removes them from argv (Google

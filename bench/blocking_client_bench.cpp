@@ -50,19 +50,14 @@ void run_blocking_client(benchmark::State& state, const BenchPlan& plan, const s
   publish_and_close(m, state, plan, channel);
 }
 
-// Rounds of the pair in a run, at least: its paired figures
-// (docs/PLACEMENT.md, figures 2 and 8) are asked of 9 rounds or more.
-constexpr int kMinRounds = 9;
-
 }  // namespace
 
 void register_blocking_client_benchmarks(const BenchPlan& plan, int round) {
   if (!plan.tsgo_path) return;
-  // Each of the plan's rounds holds enough rounds of this pair for
-  // kMinRounds in all (the figure is a median of per-round ratios, with
-  // every round's p50 listed: docs/BENCHMARKING.md), the echoes split
+  // Each of the plan's rounds holds enough rounds of this pair for the
+  // paired figures (docs/PLACEMENT.md, figures 2 and 8), the echoes split
   // among them.
-  const int per_round = (kMinRounds + plan.rounds - 1) / plan.rounds;
+  const int per_round = plan.paired_rounds_per_round();
   const std::size_t count = std::max<std::size_t>(plan.echo_count(8) / static_cast<std::size_t>(per_round), 10);
   for (int sub = 0; sub < per_round; ++sub) {
     const int index = round * per_round + sub;

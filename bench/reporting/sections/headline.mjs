@@ -4,7 +4,7 @@ import { medianRoundP50, ratio, table, us } from "../format.mjs";
 import { VARIANTS } from "../run.mjs";
 
 /** Appends this section to the report through `say` (see bench/report.mjs). */
-export default function section({ say, floorOf, echoOf, tsgoOf }) {
+export default function section({ say, rounds, floorOf, echoOf, tsgoOf }) {
   say("## Headline: small echo (8 B)", "");
   const fb = floorOf(8, "blocking");
   const fp = floorOf(8, "polled");
@@ -31,5 +31,5 @@ export default function section({ say, floorOf, echoOf, tsgoOf }) {
   say(table(["", "p50 µs", "p75 µs", "p50 / floor blocking", "p75 / floor blocking", "p50 / floor polled", "p75 / floor polled", "p50 / spin off", "p75 / spin off",
     "median of round p50s µs", "… / spin off"], rows), "");
   say("Spin off for the tsgo rows is the shim with spin off against the same tsgo. The median of the rounds' p50s is there for a shared " +
-    "machine: one round that landed on a stalled host moves the pooled p75 (a fifth of the samples with 5 rounds) but not that median.", "");
+    `machine: one round that landed on a stalled host moves the pooled p75 (1/${rounds} of the samples with ${rounds} rounds) but not that median.`, "");
 }

@@ -4,12 +4,18 @@ import { table } from "../format.mjs";
 import { machineRows } from "../machine.mjs";
 
 /** Appends this section to the report through `say` (see bench/report.mjs). */
-export default function section({ say, args, bench, rounds }) {
+export default function section({ say, args, bench, rounds, groups }) {
+  // Workloads paired against tsgo or spin off run more rounds within the
+  // plan's (bench/bench_plan.h, kMinPairedRounds).
+  const paired = [...groups.values()].filter((g) => ["BM_EchoTsgo", "BM_BlockingClient", "BM_Oversubscribed", "BM_OversubscribedBusy"].includes(g.family));
+  const pairedRounds = paired.length ? Math.min(...paired.map((g) => g.runs.length)) : rounds;
   say(`# spinrpc benchmark report${args.smoke ? " (SMOKE RUN: tiny counts, not a measurement)" : ""}`, "");
   say(`Generated ${bench.context.date} by \`${args.command || "(command not recorded)"}\`.`, "");
   say("Read the ratios, not the microseconds: the microseconds belong to this machine on this day " +
     "(docs/BENCHMARKING.md). Every figure pools all rounds of one workload and variant; the variants and the floors " +
     `ran side by side, alternating round by round (${rounds} round${rounds === 1 ? "" : "s"}, the variant order rotated each round). ` +
+    (pairedRounds > rounds ? `The workloads whose figures are medians of per-round ratios against tsgo or spin off (echo against tsgo, ` +
+      `the blocking client, the oversubscribed pairs) run ${pairedRounds} rounds, ${pairedRounds / rounds} in each of the run's rounds. ` : "") +
     "p50 and p75 are the figures to compare; p99 and max are tail, and on a shared VM mostly the VM's. " +
     "Raw data: spinrpc-bench's JSON and per-request latencies under `bench/out/` (not committed).", "");
   say("## Machine", "");

@@ -167,8 +167,8 @@ std::string version_text(const std::string& program) {
   return program + " " SPINRPC_VERSION " (tsgo API " SPINRPC_TSGO_API_VERSION ")";
 }
 
-const char* usage_text() {
-  return R"(usage: spinrpc-server --api [flags]
+std::string usage_text(const std::string& program) {
+  return "usage: " + program + R"( --api [flags]
 
 Serves the TypeScript 7 API (tsgo --api) over stdin/stdout: MessagePack
 frames (or JSON-RPC with --async), the same replies as tsgo for echo, ping,

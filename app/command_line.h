@@ -73,7 +73,9 @@ void check_serving_flags(const CommandLine& line, const std::string& program);
 /// the conformance suite compares with.
 std::string version_text(const std::string& program);
 
-/// The usage text (--help, and after a UsageError).
-const char* usage_text();
+/// The usage text (--help, and after a UsageError), naming `program` (the
+/// executable's name, as version_text does: spinrpc-server, or an
+/// embedder's such as spinrpc-bench-server).
+std::string usage_text(const std::string& program);
 
 }  // namespace spinrpc

@@ -233,15 +233,15 @@ int run_server_main(const std::string& program, const std::vector<std::string>& 
       // tsgo's flag set treats --help after --api as a usage error: usage on
       // stderr, exit 2. On its own, --help is a request: stdout, exit 0.
       if (line.api) {
-        write_stderr_before_exit(usage_text());
+        write_stderr_before_exit(usage_text(program));
       } else {
-        write_stdout(usage_text());
+        write_stdout(usage_text(program));
       }
       return line.api ? 2 : 0;
     }
     check_serving_flags(line, program);
   } catch (const UsageError& e) {
-    write_stderr_before_exit(program + ": " + e.what() + "\n\n" + usage_text());
+    write_stderr_before_exit(program + ": " + e.what() + "\n\n" + usage_text(program));
     return 2;
   }
   return serve(line, program, add_methods, serve_async, saved_mask);

@@ -31,6 +31,7 @@
 #include <fstream>     // std::ofstream
 #include <map>         // std::map
 #include <string>      // std::string
+#include <string_view>  // std::string_view
 #include <vector>      // std::vector
 
 #include <simdjson.h>
@@ -105,9 +106,14 @@ class Recorder {
   simdjson::padded_string padded_;
 };
 
+constexpr char kUsage[] =
+    "usage: SPINRPC_RECORD_TSGO=PATH SPINRPC_RECORD_OUT=FILE [SPINRPC_RECORD_TIMING_EVERY=1..5] "
+    "spinrpc-record-proxy --api [tsgo's flags]\n"
+    "Stands in for `tsgo --api`: every other argument goes to tsgo (bench/workload/README.md, \"Recording\").\n";
+
 std::string required_env(const char* name) {
   const char* value = std::getenv(name);
-  if (!value || !*value) throw std::runtime_error(std::string(name) + " must be set");
+  if (!value || !*value) throw std::runtime_error(std::string(name) + " must be set\n" + std::string(kUsage, sizeof kUsage - 2));
   return value;
 }
 
@@ -136,6 +142,12 @@ void ignore_sigterm() {
 }
 
 int run(int argc, char** argv) {
+  // --help alone is ours; with SPINRPC_RECORD_TSGO set, arguments are tsgo's.
+  if (argc == 2 && (std::string_view(argv[1]) == "--help" || std::string_view(argv[1]) == "-h") &&
+      std::getenv("SPINRPC_RECORD_TSGO") == nullptr) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
   const std::string tsgo_path = required_env("SPINRPC_RECORD_TSGO");
   const std::string out_path = required_env("SPINRPC_RECORD_OUT");
   std::size_t every = 4;

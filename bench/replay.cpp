@@ -40,6 +40,7 @@
 #include <sstream>    // std::istringstream
 #include <stdexcept>  // std::runtime_error
 #include <string>     // std::string
+#include <string_view>  // std::string_view
 #include <vector>     // std::vector
 
 #include "bench/bench_work.h"
@@ -215,7 +216,15 @@ std::vector<Result> replay_parallel(const std::vector<TraceRequest>& trace, cons
   return results;
 }
 
+constexpr char kUsage[] =
+    "usage: spinrpc-replay --trace FILE [--start I] [--limit N] [--rounds R] [--parallel 1,2,3,4] "
+    "[--variants default,off] [--server PATH] [--json FILE]\n";
+
 int run(int argc, char** argv) {
+  if (argc == 2 && (std::string_view(argv[1]) == "--help" || std::string_view(argv[1]) == "-h")) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
   std::string trace_path, server = default_server(), json_path;
   std::size_t start = 0, limit = 0;
   int rounds = 5;
@@ -273,7 +282,7 @@ int main(int argc, char** argv) {
   try {
     return run(argc, argv);
   } catch (const std::invalid_argument& e) {
-    std::fprintf(stderr, "spinrpc-replay: %s\nusage: spinrpc-replay --trace FILE [--start I] [--limit N] [--rounds R] [--parallel 1,2,3,4] [--variants default,off] [--server PATH] [--json FILE]\n", e.what());
+    std::fprintf(stderr, "spinrpc-replay: %s\n%s", e.what(), kUsage);
     return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "spinrpc-replay: %s\n", e.what());

@@ -8,6 +8,15 @@
 #   SPINRPC_SKIP_SETUP  set to 1 to skip scripts/setup.sh
 set -euo pipefail
 
+if (($#)); then
+  if [[ "$1" == --help || "$1" == -h ]]; then
+    sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"
+    exit 0
+  fi
+  echo "test.sh: takes no arguments (got $1); --help says what it runs" >&2
+  exit 2
+fi
+
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${SPINRPC_BUILD_DIR:-$ROOT/build}"
 export SPINRPC_BUILD_DIR="$BUILD_DIR"

@@ -73,10 +73,11 @@ const JOB_CHILD = join(REPO, "bench", "node", "job_child.mjs");
 // ── arguments ─────────────────────────────────────────────────────────
 
 function usage(msg) {
+  // --help (no message) is a request: stdout, exit 0; a bad argument: stderr, exit 2.
   if (msg) console.error(`echo_latency: ${msg}`);
-  console.error("usage: node bench/node/echo_latency.mjs [--count N] [--size BYTES] [--rounds R] [--warmup W] [--no-floor] [--server-spin default,placement-off,off,fixed,adaptive] [--json FILE]\n" +
+  (msg ? console.error : console.log)("usage: node bench/node/echo_latency.mjs [--count N] [--size BYTES] [--rounds R] [--warmup W] [--no-floor] [--server-spin default,placement-off,off,fixed,adaptive] [--json FILE]\n" +
     "       [--no-binding] [--sparse N] [--sparse-interval-ms MS] [--spawn K] [--large-mib LIST] [--large-reps R] [--large-warmup W]");
-  process.exit(2);
+  process.exit(msg ? 2 : 0);
 }
 const SERVER_SPIN = {
   off: { TSGO_SYNC_SPIN_US: "0", TSGO_SYNC_SPIN_ADAPTIVE: "0" },

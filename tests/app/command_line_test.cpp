@@ -184,4 +184,11 @@ TEST_CASE("parse_command_line's default --cwd is the directory the real tsgo rep
   CHECK(tsgo.close() == 0);
 }
 
+TEST_CASE("usage_text names the executable it is given, as version_text does") {
+  // spinrpc-bench-server embeds run_server_main: its --help said
+  // "usage: spinrpc-server" while its --version said its own name.
+  CHECK(spinrpc::usage_text("spinrpc-bench-server").starts_with("usage: spinrpc-bench-server --api [flags]\n"));
+  CHECK(spinrpc::usage_text("spinrpc-server").starts_with("usage: spinrpc-server --api [flags]\n"));
+}
+
 }  // namespace

@@ -24,7 +24,7 @@
 #include <cstddef>    // std::byte, std::size_t
 #include <cstdint>    // std::uint64_t
 #include <cstdio>     // std::printf, std::fprintf, std::fflush
-#include <cstring>    // std::memcpy
+#include <cstring>    // std::memcpy, std::strcmp
 #include <exception>  // std::exception
 #include <fstream>    // std::ifstream
 #include <string>     // std::string, std::stoull
@@ -169,11 +169,16 @@ class Soak {
 
 }  // namespace
 
+constexpr char kUsage[] = "usage: spinrpc-soak [--round-trips N] [--seed S] [--server PATH] [--progress N]\n";
+
 int main(int argc, char** argv) {
+  if (argc == 2 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
   Options options;
   if (!parse(argc, argv, options)) {
-    std::fprintf(stderr,
-                 "usage: spinrpc-soak [--round-trips N] [--seed S] [--server PATH] [--progress N]\n");
+    std::fputs(kUsage, stderr);
     return 2;
   }
   try {

@@ -200,8 +200,10 @@ spinrpc's flags:
                         CPUs busy for up to the budget after each reply when
                         that measurably gets a client blocked in read woken on
                         this CPU (docs/PLACEMENT.md); occupy always does; off
-                        never (default: SPINRPC_PLACEMENT, else auto; nothing
-                        with budget 0)
+                        never. With spinning suspended because other work
+                        takes the CPUs, auto and occupy also move the server
+                        now and then to its client's CPU (default:
+                        SPINRPC_PLACEMENT, else auto; nothing with budget 0)
   --stats               print the channel's spin counters to stderr at exit
   --max-message-bytes N refuse frames larger than N bytes (default 268435456)
   --help                print this text and exit 0 (after --api: to stderr,

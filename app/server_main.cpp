@@ -132,6 +132,8 @@ int serve(const CommandLine& line, const std::string& program, const AddMethods&
   // the stats say so beside the placement setting.
   channel_options.spin.peer_spins = client_says(kPeerSpinsVariable);
   if (channel_options.spin.peer_spins) channel_options.spin.placement_reason += "; the client spins (SPINRPC_PEER_SPINS=1)";
+  // The server is the pair's one follower (docs/PLACEMENT.md#following-the-peer-when-the-cpus-are-taken).
+  channel_options.spin.follow_peer = true;
   try {
     const std::unique_ptr<Transport> transport = make_transport(line, files);
     Connection connection = transport->accept();

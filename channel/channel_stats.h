@@ -33,6 +33,7 @@ namespace spinrpc {
   X(placement_changes, "times placement changed the mode it keeps (after a probe or contention)") \
   X(placement_moves, "times the reader moved to the occupier's CPU, where the peer was stuck")    \
   X(placement_unshares, "times the reader blocked once to leave a CPU a spinning peer shared")  \
+  X(placement_follows, "times a suspended reader moved to the CPU its peer last ran on")        \
   X(occupier_contentions, "times the occupier let go: another task wanted its CPU")            \
   X(occupied_time_us, "wall µs the occupier spent keeping CPUs busy, yields included")          \
   X(lent_parts, "big message parts lent to a pipe (vmsplice) instead of copied into it")         \
@@ -60,6 +61,7 @@ struct ChannelStats {
   int cpu = -1;                          ///< the reader's CPU at its last write while occupying; -1: none
   int occupier_cpu = -1;                 ///< the CPU the occupier last ran on; -1: never ran
   int occupier_avoided_cpu = -1;         ///< the reader's CPU it kept away from then
+  int followed_pid = 0;                  ///< the peer whose CPU a suspended reader follows; 0: none found (yet)
 };
 
 /// One counter of ChannelStats: its name (as in JSON and the benchmarks),

@@ -36,6 +36,15 @@ struct SpinPolicy {
   /// since a spinning peer left on it never moves
   /// (docs/PLACEMENT.md#two-spinners-on-one-cpu).
   bool peer_spins = false;
+  /// While spinning is suspended (the CPUs are taken), move now and then to
+  /// the CPU the peer last ran on, so that the pair's wake-ups stay on one
+  /// CPU instead of each preempting unrelated work on the other
+  /// (docs/PLACEMENT.md#following-the-peer-when-the-cpus-are-taken).
+  /// spinrpc-server sets it; the peer is found from the descriptor (a
+  /// socket's SO_PEERCRED, or the parent when it holds our pipe). Only with
+  /// placement on: SPINRPC_PLACEMENT=off leaves the server where the kernel
+  /// puts it. One side per pair follows: the shim and the binding do not.
+  bool follow_peer = false;
 };
 
 /// The adaptive rule, pure: no clock, no I/O (docs/SPIN.md#the-rule). Feed it

@@ -6,7 +6,7 @@
 #include <sys/uio.h>  // ::preadv2, RWF_NOWAIT
 #include <poll.h>    // ::poll
 #include <sched.h>   // ::sched_yield, ::sched_getcpu
-#include <unistd.h>  // ::read
+#include <unistd.h>  // ::read, ::getpid, ::getppid
 
 #include <optional>  // std::optional
 #include <string>   // std::string
@@ -14,6 +14,7 @@
 
 #include "channel/contended_yield.h"
 #include "channel/peer_closed.h"
+#include "channel/peer_process.h"
 #include "channel/spin_config.h"
 #include "channel/syscall.h"
 #include "channel/timed_out.h"
@@ -37,6 +38,7 @@ SpinReader::SpinReader(UniqueFd fd, SpinPolicy policy)
   stats_.spinning = policy_.budget.count() > 0;
   stats_.budget_reason = policy_.reason;
   const bool placing = policy_.budget.count() > 0 && policy_.placement != PlacementController::Setting::off;
+  if (placing && policy_.follow_peer) follow_ = Follow::unresolved;
   if (placing) occupier_ = std::make_unique<Occupier>(policy_.budget);
   stats_.placement = std::string(placement_name(placing ? policy_.placement : PlacementController::Setting::off));
   stats_.placement_setting_reason = policy_.budget.count() > 0 ? policy_.placement_reason : "budget 0: nothing to spend";
@@ -278,6 +280,9 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len, WaitFor wait_
   const Clock::time_point start = Clock::now();
   // Branch: suspended by the adaptive rule: a plain blocking read.
   if (!controller_.spinning()) {
+    if (follow_ == Follow::unresolved || follow_ == Follow::following) {
+      if (++suspended_waits_ % kFollowEvery == 0) follow_peer();
+    }
     const std::size_t n = blocking_read(buf, len);
     ++stats_.blocked_while_suspended;
     end_wait(start, Clock::now());
@@ -352,6 +357,32 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len, WaitFor wait_
   const std::size_t n = blocking_read(buf, len);
   end_wait(start, Clock::now());
   return n;
+}
+
+void SpinReader::follow_peer() noexcept {
+  if (follow_ == Follow::unresolved) {
+    stats_.followed_pid = find_followed_pid();
+    follow_ = stats_.followed_pid > 0 ? Follow::following : Follow::none;
+    if (follow_ == Follow::none) return;
+  }
+  // The peer blocks in read as we do; the pair's wake-ups are cheapest on
+  // one CPU, where each is a switch, not an IPI that preempts the other
+  // CPU's task (docs/PLACEMENT.md#following-the-peer-when-the-cpus-are-taken).
+  const int cpu = last_cpu_of(stats_.followed_pid);
+  if (cpu >= 0 && cpu != sched_getcpu() && move_to_cpu(cpu)) ++stats_.placement_follows;
+}
+
+int SpinReader::find_followed_pid() const noexcept {
+  struct stat st {};
+  if (::fstat(fd_.get(), &st) != 0) return 0;
+  if (S_ISSOCK(st.st_mode)) {
+    const int pid = socket_peer_pid(fd_.get());
+    return pid != ::getpid() ? pid : 0;
+  }
+  // On stdio, the process that spawned us, if it holds our pipe: not a
+  // shell or launcher that started us for someone else.
+  const int parent = ::getppid();
+  return parent > 1 && holds_same_file(parent, fd_.get()) ? parent : 0;
 }
 
 void SpinReader::note_shared_cpu(bool shared) noexcept {

@@ -51,6 +51,7 @@ void append_json(std::string& json, const ChannelStats& s) {
   number("cpu", s.cpu);
   number("occupier_cpu", s.occupier_cpu);
   number("occupier_avoided_cpu", s.occupier_avoided_cpu);
+  number("followed_pid", s.followed_pid);
   json += '}';
 }
 

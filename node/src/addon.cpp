@@ -693,6 +693,7 @@ class Channel : public Napi::ObjectWrap<Channel> {
     out.Set("cpu", Napi::Number::New(env, s.cpu));
     out.Set("occupier_cpu", Napi::Number::New(env, s.occupier_cpu));
     out.Set("occupier_avoided_cpu", Napi::Number::New(env, s.occupier_avoided_cpu));
+    out.Set("followed_pid", Napi::Number::New(env, s.followed_pid));
     // Big binary replies (docs/NODE.md, "Large payloads").
     out.Set("reply_buffers_made_ahead", Napi::Number::New(env, static_cast<double>(reply_buffers_.made_ahead())));
     out.Set("reply_buffers_used_ahead", Napi::Number::New(env, static_cast<double>(reply_buffers_.used_ahead())));

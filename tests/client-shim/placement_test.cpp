@@ -243,4 +243,46 @@ TEST_CASE("spinrpc-server places by default: it probes, and says what it measure
   }
 }
 
+// Echoes while every CPU is busy until the server has blocked `waits`
+// times with spinning suspended (the busy loops make its spins contended);
+// returns its stats then. A hang guard, not a timing.
+simdjson::dom::element suspended_for(SyncRpcChannel& channel, std::uint64_t waits, simdjson::dom::parser& parser,
+                                     std::string& json) {
+  const auto guard = std::chrono::steady_clock::now() + 90s;
+  simdjson::dom::element s;
+  do {
+    echo_many(channel, 64);
+    json = channel.request("getChannelStats", "");
+    s = parser.parse(json);
+  } while (s["blocked_while_suspended"].get_uint64().value() < waits && std::chrono::steady_clock::now() < guard);
+  return s;
+}
+
+TEST_CASE("a suspended spinrpc-server follows the client that holds its pipe; the shim never follows; placement off does not" *
+          doctest::skip(allowed_cpus().size() < 2)) {
+  const BusyEverywhere busy;
+  simdjson::dom::parser parser;
+  std::string json;
+  {
+    SyncRpcChannel channel(bin_path("spinrpc-server"), {"--api", "--spin-us", "100"}, blocking_client());
+    // Following starts after kFollowEvery (512) suspended waits.
+    const simdjson::dom::element s = suspended_for(channel, 600, parser, json);
+    INFO("getChannelStats: " << json);
+    REQUIRE(s["blocked_while_suspended"].get_uint64().value() >= 600);
+    // Its parent, this process, holds the pipe's other end: the peer.
+    CHECK(s["followed_pid"].get_int64().value() == ::getpid());
+    // The shim's own reader (budget 0 here, and never a follower).
+    CHECK(channel.stats().followed_pid == 0);
+  }
+  {
+    SyncRpcChannel channel(bin_path("spinrpc-server"), {"--api", "--spin-us", "100", "--placement=off"},
+                           blocking_client());
+    const simdjson::dom::element s = suspended_for(channel, 600, parser, json);
+    INFO("getChannelStats: " << json);
+    REQUIRE(s["blocked_while_suspended"].get_uint64().value() >= 600);
+    CHECK(s["followed_pid"].get_int64().value() == 0);
+    CHECK(s["placement_follows"].get_uint64().value() == 0);
+  }
+}
+
 }  // namespace

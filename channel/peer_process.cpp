@@ -1,0 +1,75 @@
+#include "channel/peer_process.h"
+
+#include <sys/socket.h>  // ::getsockopt, SO_PEERCRED, ucred
+#include <unistd.h>      // ::readlink, ::getpid
+
+#include <charconv>     // std::from_chars
+#include <filesystem>   // std::filesystem::directory_iterator
+#include <optional>     // std::optional
+#include <string>       // std::string
+#include <string_view>  // std::string_view
+#include <system_error>  // std::error_code
+
+#include "channel/syscall.h"  // read_small_file
+
+namespace spinrpc {
+namespace {
+
+std::optional<std::string> link_of(const std::string& path) {
+  char target[256];
+  const ssize_t n = ::readlink(path.c_str(), target, sizeof target);
+  if (n <= 0 || static_cast<std::size_t>(n) == sizeof target) return std::nullopt;
+  return std::string(target, static_cast<std::size_t>(n));
+}
+
+}  // namespace
+
+int last_cpu_of(int pid) noexcept {
+  if (pid <= 0) return -1;
+  try {
+    const std::optional<std::string> stat = read_small_file("/proc/" + std::to_string(pid) + "/stat", 1024);
+    if (!stat) return -1;
+    // "PID (comm) S ...": comm may hold spaces and parentheses; the fields
+    // after the last ')' are plain numbers. Field 3 (state) follows ") ".
+    const std::size_t close = stat->rfind(')');
+    if (close == std::string::npos || close + 2 >= stat->size()) return -1;
+    std::string_view rest(*stat);
+    rest.remove_prefix(close + 2);
+    for (int field = 3; field < 39; ++field) {
+      const std::size_t space = rest.find(' ');
+      if (space == std::string_view::npos) return -1;
+      rest.remove_prefix(space + 1);
+    }
+    int cpu = -1;
+    const auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), cpu);
+    return ec == std::errc() && cpu >= 0 ? cpu : -1;
+  } catch (...) {  // allocation: cannot tell
+    return -1;
+  }
+}
+
+int socket_peer_pid(int fd) noexcept {
+  ucred cred{};
+  socklen_t len = sizeof cred;
+  if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || len != sizeof cred) return 0;
+  return cred.pid > 0 ? cred.pid : 0;
+}
+
+bool holds_same_file(int pid, int fd) noexcept {
+  if (pid <= 0 || fd < 0) return false;
+  try {
+    const std::optional<std::string> ours = link_of("/proc/self/fd/" + std::to_string(fd));
+    // Only pipes (a FIFO's link is its path, which names many opens; the
+    // two ends of a socket are two inodes: socket_peer_pid says who).
+    if (!ours || !ours->starts_with("pipe:[")) return false;
+    std::error_code ec;
+    const std::filesystem::path fds = "/proc/" + std::to_string(pid) + "/fd";
+    for (std::filesystem::directory_iterator it(fds, ec), end; !ec && it != end; it.increment(ec)) {
+      if (link_of(it->path().string()) == ours) return true;
+    }
+  } catch (...) {  // allocation: cannot tell
+  }
+  return false;
+}
+
+}  // namespace spinrpc

@@ -7,10 +7,14 @@
 namespace spinrpc {
 namespace {
 
-std::string describe(std::string_view executable, std::optional<int> wait_status) {
+std::string describe(std::string_view executable, std::optional<int> wait_status, PeerClosed::Where where) {
   // The last path component: "tsgo", not ".../native-preview-linux-x64/lib/tsgo".
   std::string text(executable.substr(executable.rfind('/') + 1));
-  if (!wait_status) return text + " closed its output and is still running";
+  if (!wait_status) {
+    // EPIPE on our write: it stopped reading; otherwise our read met EOF.
+    return text + (where == PeerClosed::Where::Writing ? " closed its input" : " closed its output") +
+           " and is still running";
+  }
   const int status = *wait_status;
   if (WIFEXITED(status)) return text + " exited with status " + std::to_string(WEXITSTATUS(status));
   if (WIFSIGNALED(status)) {
@@ -25,8 +29,8 @@ std::string describe(std::string_view executable, std::optional<int> wait_status
 
 }  // namespace
 
-ChildExited::ChildExited(std::string_view executable, std::optional<int> wait_status)
-    : PeerClosed(describe(executable, wait_status), Where::BetweenFrames), wait_status_(wait_status) {}
+ChildExited::ChildExited(std::string_view executable, std::optional<int> wait_status, Where where)
+    : PeerClosed(describe(executable, wait_status, where), where), wait_status_(wait_status) {}
 
 std::optional<int> ChildExited::exit_code() const noexcept {
   if (wait_status_ && WIFEXITED(*wait_status_)) return WEXITSTATUS(*wait_status_);

@@ -14,12 +14,14 @@ namespace spinrpc {
 ///   "spinrpc-server exited with status 1"
 ///   "tsgo was killed by signal 9"
 ///   "tsgo closed its output and is still running"
+///   "tsgo closed its input and is still running" (a write found no reader)
 class ChildExited : public PeerClosed {
  public:
   /// `executable`: as spawned (only its last path component is shown).
   /// `wait_status`: as from waitpid(2); std::nullopt if the child was still
-  /// running when the wait ended.
-  ChildExited(std::string_view executable, std::optional<int> wait_status);
+  /// running when the wait ended. `where`: where the channel found it gone;
+  /// Where::Writing means our write found its input closed.
+  ChildExited(std::string_view executable, std::optional<int> wait_status, Where where = Where::BetweenFrames);
 
   /// The raw waitpid(2) status; std::nullopt while the child still runs.
   std::optional<int> wait_status() const noexcept { return wait_status_; }

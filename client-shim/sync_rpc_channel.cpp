@@ -91,7 +91,7 @@ struct SyncRpcChannel::State {
   std::optional<FrameView> read_next(PayloadSink* sink);
   void answer_call(const FrameView& call);
   void check_name(const char* what, std::string_view method, const FrameView& frame) const;
-  [[noreturn]] void throw_child_exited();
+  [[noreturn]] void throw_child_exited(PeerClosed::Where where = PeerClosed::Where::BetweenFrames);
 };
 
 namespace {
@@ -200,6 +200,8 @@ void SyncRpcChannel::State::answer_call(const FrameView& call) {
   std::string result;
   try {
     result = found->second(name, call.payload_text());
+  } catch (const CallbackAborted&) {
+    throw;  // the request ends here; the channel is broken (RequestScope)
   } catch (const std::exception& e) {
     // A failing callback fails the server's call, not this request; the
     // server decides what its handler makes of it.
@@ -218,9 +220,9 @@ void SyncRpcChannel::State::answer_call(const FrameView& call) {
   channel->write_frame(MessageType::CallResponse, call.name, as_bytes(call_result));
 }
 
-void SyncRpcChannel::State::throw_child_exited() {
-  if (!spawned) throw PeerClosed(executable + " closed the connection", PeerClosed::Where::BetweenFrames);
-  throw ChildExited(executable, child.try_wait_for(kReapWait));
+void SyncRpcChannel::State::throw_child_exited(PeerClosed::Where where) {
+  if (!spawned) throw PeerClosed(executable + " closed the connection", where);
+  throw ChildExited(executable, child.try_wait_for(kReapWait), where);
 }
 
 void SyncRpcChannel::State::end_after_timeout(std::string_view method) {
@@ -357,10 +359,10 @@ ByteView SyncRpcChannel::request_bytes(std::string_view method, ByteView payload
     throw;
   } catch (const ChildExited&) {
     throw;
-  } catch (const PeerClosed&) {
+  } catch (const PeerClosed& e) {
     // EPIPE on a write or EOF inside a frame: the child is gone or going,
     // and how it ended is the useful part.
-    s.throw_child_exited();
+    s.throw_child_exited(e.where());
   }
 }
 

@@ -4,6 +4,7 @@
 #include <functional>   // std::function
 #include <memory>       // std::unique_ptr
 #include <optional>     // std::optional
+#include <stdexcept>    // std::runtime_error
 #include <string>       // std::string
 #include <string_view>  // std::string_view
 #include <vector>       // std::vector
@@ -16,9 +17,21 @@
 namespace spinrpc {
 
 /// A client callback: (callback name, Call payload) -> CallResponse payload.
-/// Throwing sends CallError with what() as the message. Same shape as
-/// libsyncrpc's registerCallback.
+/// Throwing sends CallError with what() as the message, and the request
+/// goes on; throwing CallbackAborted ends the request instead. Same shape
+/// as libsyncrpc's registerCallback.
 using Callback = std::function<std::string(std::string_view name, std::string_view payload)>;
+
+/// Thrown by a callback that cannot answer and must not let the request go
+/// on: the request throws it on unchanged, the server's Call stays
+/// unanswered, and the channel is unusable from then on (close() ends the
+/// child). The Node binding throws it when the JavaScript engine stops a
+/// callback (a worker's process.exit() or terminate(), a vm timeout), where
+/// no more JavaScript may run in that request.
+class CallbackAborted : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 /// How a SyncRpcChannel spawns and talks to its child.
 struct SyncRpcOptions {

@@ -43,11 +43,21 @@ class FifoTransport final : public Transport {
  public:
   FifoTransport(std::string in_path, std::string out_path, CreatedFiles& files)
       : in_path_(std::move(in_path)), out_path_(std::move(out_path)), files_(files) {
-    if (ensure_fifo(in_path_)) files_.add(in_path_);
-    if (ensure_fifo(out_path_)) files_.add(out_path_);
-    // A reader on the request FIFO from the start: the client's open for
-    // writing then succeeds at once, whichever FIFO it opens first.
-    early_reader_ = open_fifo(in_path_, O_RDONLY | O_NONBLOCK);
+    try {
+      if (ensure_fifo(in_path_)) files_.add(in_path_);
+      if (ensure_fifo(out_path_)) files_.add(out_path_);
+      // A reader on the request FIFO from the start: the client's open for
+      // writing then succeeds at once, whichever FIFO it opens first.
+      early_reader_ = open_fifo(in_path_, O_RDONLY | O_NONBLOCK);
+    } catch (...) {
+      // No destructor runs for a constructor that throws: a FIFO made here
+      // goes now (the other one refused: a regular file there, a missing
+      // directory; found by a break-it pass). Only ours: remove() forgets
+      // paths it did not record.
+      files_.remove(in_path_);
+      files_.remove(out_path_);
+      throw;
+    }
   }
 
   ~FifoTransport() override {

@@ -526,7 +526,9 @@ class Channel : public Napi::ObjectWrap<Channel> {
   // requestSync(method: string, payload: string): string
   Napi::Value request_sync(const Napi::CallbackInfo& info) {
     const napi_env env = info.Env();
-    const ByteView reply = request(info, /*binary=*/false);
+    const std::optional<ByteView> got = request(info, /*binary=*/false);
+    if (!got) return Napi::Value();
+    const ByteView reply = *got;
     napi_value text = nullptr;
     // One pass from the channel's buffer into the JavaScript string.
     NAPI_THROW_IF_FAILED(env, napi_create_string_utf8(env, reinterpret_cast<const char*>(reply.data()),
@@ -539,7 +541,9 @@ class Channel : public Napi::ObjectWrap<Channel> {
   Napi::Value request_binary_sync(const Napi::CallbackInfo& info) {
     const napi_env env = info.Env();
     reply_buffers_.begin(env);
-    const ByteView reply = request(info, /*binary=*/true, &reply_buffers_);
+    const std::optional<ByteView> got = request(info, /*binary=*/true, &reply_buffers_);
+    if (!got) return Napi::Value();
+    const ByteView reply = *got;
     // A big reply was read straight into its Buffer.
     if (const napi_value read_there = reply_buffers_.holding(reply)) return {env, read_there};
     napi_value bytes = nullptr;
@@ -550,7 +554,9 @@ class Channel : public Napi::ObjectWrap<Channel> {
     return {env, bytes};
   }
 
-  ByteView request(const Napi::CallbackInfo& info, bool binary, PayloadSink* sink = nullptr) {
+  // The reply, or nothing when the engine stopped a callback (then no
+  // JavaScript value may be made: the caller returns an empty value).
+  std::optional<ByteView> request(const Napi::CallbackInfo& info, bool binary, PayloadSink* sink = nullptr) {
     const napi_env env = info.Env();
     ChannelCore& core = *core_;
     ByteView payload;
@@ -579,6 +585,10 @@ class Channel : public Napi::ObjectWrap<Channel> {
     callback_failure_.Reset();
     try {
       return core.request(method, payload, sink);
+    } catch (const CallbackAborted&) {
+      // The engine is stopping JavaScript: make no value, return at once
+      // and let it finish (call_back).
+      return std::nullopt;
     } catch (...) {
       if (callback_failure_.IsEmpty()) throw to_js_error(env, std::current_exception());
       // The request failed after a callback threw (tsgo, for one, exits
@@ -626,27 +636,42 @@ class Channel : public Napi::ObjectWrap<Channel> {
                         std::string_view payload) {
     const Napi::Env env = Env();
     const Napi::HandleScope scope(env);
-    Napi::Value result;
-    try {
-      result = callback.Call({Napi::String::New(env, name.data(), name.size()),
-                              Napi::String::New(env, payload.data(), payload.size())});
-    } catch (const Napi::Error& e) {
+    // napi_call_function itself, not FunctionReference::Call: when the
+    // engine stops the callback (a worker's process.exit() or terminate(),
+    // a vm timeout), node-addon-api would wrap what it left pending in an
+    // Error, which needs JavaScript to run, and abort the process
+    // ("FATAL ERROR: Error::Error napi_define_properties"; found by a
+    // break-it pass).
+    napi_value argv[2] = {Napi::String::New(env, name.data(), name.size()),
+                          Napi::String::New(env, payload.data(), payload.size())};
+    napi_value result = nullptr;
+    if (napi_call_function(env, env.Undefined(), callback.Value(), 2, argv, &result) != napi_ok) {
+      napi_value thrown = nullptr;
+      bool pending = false;
+      napi_is_exception_pending(env, &pending);
+      if (pending) napi_get_and_clear_last_exception(env, &thrown);
+      // Node-API 8 references objects only: what was thrown (a primitive
+      // too) is kept in a holder object's `thrown`. While the engine stops
+      // JavaScript, that fails (or nothing was thrown at all): the request
+      // ends here, with no JavaScript value made, and the channel is broken.
+      napi_value holder = nullptr;
+      if (!pending || napi_create_object(env, &holder) != napi_ok ||
+          napi_set_named_property(env, holder, "thrown", thrown) != napi_ok) {
+        throw CallbackAborted("callback `" + std::string(name) + "` was stopped by the JavaScript engine");
+      }
       // CallError with the TS 7 channel's text; the request goes on and the
       // server decides what the failure means.
-      std::string message = thrown_message(env, e.Value());
-      // Node-API 8 references objects only: what was thrown (a primitive
-      // too) is kept in a holder object's `thrown`.
-      Napi::Object holder = Napi::Object::New(env);
-      holder.Set("thrown", e.Value());
-      callback_failure_ = Napi::Reference<Napi::Object>::New(holder, 1);
+      std::string message = thrown_message(env, Napi::Value(env, thrown));
+      callback_failure_ = Napi::Reference<Napi::Object>::New(Napi::Object(env, holder), 1);
       callback_failure_text_ = "callback `" + std::string(name) + "` threw: " + message;
       throw std::runtime_error(std::move(message));
     }
-    if (!result.IsString()) {
+    const Napi::Value value(env, result);
+    if (!value.IsString()) {
       throw std::runtime_error("callback `" + std::string(name) + "` returned " +
-                               type_name(result.Type()) + ", not a string");
+                               type_name(value.Type()) + ", not a string");
     }
-    return result.As<Napi::String>().Utf8Value();
+    return value.As<Napi::String>().Utf8Value();
   }
 
   // close(): ends the child; never throws (as the TS 7 channel), except

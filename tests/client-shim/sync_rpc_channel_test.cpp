@@ -5,7 +5,7 @@
 #include <fcntl.h>     // ::fcntl, ::open, F_DUPFD_CLOEXEC, F_GETPIPE_SZ
 #include <signal.h>    // ::kill, ::sigaction, SIGKILL, SIGPIPE
 #include <sys/wait.h>  // WIFEXITED, WEXITSTATUS, WIFSIGNALED, WTERMSIG
-#include <unistd.h>    // ::close, ::dup2, ::pipe
+#include <unistd.h>    // ::access, ::close, ::dup2, ::pipe
 
 #include <chrono>        // std::chrono::milliseconds
 #include <cstdint>       // std::uint64_t
@@ -15,7 +15,8 @@
 #include <iostream>      // std::cout
 #include <set>           // std::set
 #include <stdexcept>     // std::logic_error, std::runtime_error
-#include <string>        // std::string
+#include <string>
+#include <thread>       // std::this_thread::yield        // std::string
 #include <string_view>   // std::string_view
 #include <system_error>  // std::system_error, std::errc, std::error_code
 #include <utility>       // std::move, std::pair
@@ -452,6 +453,23 @@ TEST_CASE("A child that closes its output but runs on is ChildExited saying it s
   const int status = child.close();
   CHECK(WIFSIGNALED(status));
   CHECK(WTERMSIG(status) == SIGKILL);
+}
+
+TEST_CASE("A child that closes its input but runs on is ChildExited saying so, not that it closed its output") {
+  SyncRpcOptions options;
+  options.close_grace = std::chrono::milliseconds(10);
+  SyncRpcChannel child("sh", {"-c", "exec 0<&-; exec sleep 30"}, options);
+  // Until its stdin is closed (a bound, not a timing): a request written
+  // before would wait for a reply that never comes.
+  const std::string fd0 = "/proc/" + std::to_string(child.pid()) + "/fd/0";
+  for (int i = 0; i < 100000 && ::access(fd0.c_str(), F_OK) == 0; ++i) std::this_thread::yield();
+  REQUIRE(::access(fd0.c_str(), F_OK) != 0);
+  const ChildExited e = thrown_by<ChildExited>([&] { child.request("echo", "hi"); });
+  CHECK(std::string(e.what()) == "sh closed its input and is still running");
+  CHECK(e.where() == spinrpc::PeerClosed::Where::Writing);
+  CHECK_FALSE(e.wait_status().has_value());
+  const int status = child.close();
+  CHECK(WIFSIGNALED(status));
 }
 
 // ── Calls in both directions, through the scripted peer ───────────────

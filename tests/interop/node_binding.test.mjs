@@ -619,4 +619,51 @@ describe("SyncRpcChannel", () => {
     assert.equal(run.stderr, "");
     await waitGone(Number(run.stdout.trim()), "child of a node that exited inside a callback");
   });
+  test("a callback the engine stops (a worker's exit or terminate(), a vm timeout): no crash, the channel is broken", async () => {
+    // node-addon-api used to abort the whole process here ("FATAL ERROR:
+    // Error::Error napi_define_properties", status 134). Each case in a
+    // Node of its own, so that such an abort fails this test, not the run.
+    const index = JSON.stringify(pathToFileURL(INDEX).href);
+    const peer = JSON.stringify(scriptedPeer().path);
+    const inWorker = (stop) => `
+      import { Worker, isMainThread, parentPort } from "node:worker_threads";
+      import { SyncRpcChannel } from ${index};
+      if (isMainThread) {
+        const w = new Worker(new URL(import.meta.url));
+        let child = 0;
+        w.on("message", (pid) => { child = pid; });
+        ${stop === "terminate" ? "setTimeout(() => w.terminate(), 300);" : ""}
+        w.on("exit", (code) => console.log(JSON.stringify({ code, child })));
+      } else {
+        const c = new SyncRpcChannel(${peer}, []);
+        parentPort.postMessage(c.pid);
+        c.registerCallback("cb", () => { ${stop === "terminate" ? "for (;;) {}" : "process.exit(7);"} });
+        c.requestSync("callback", "cb");
+      }`;
+    for (const stop of ["exit", "terminate"]) {
+      const dir = mkdtempSync(join(scratch, "worker-"));
+      const file = join(dir, "w.mjs");
+      writeFileSync(file, inWorker(stop));
+      const run = spawnSync(process.execPath, [file], { encoding: "utf8", timeout: 30_000 });
+      assert.equal(run.status, 0, `${stop}: ${run.stderr}`);
+      const { code, child } = JSON.parse(run.stdout.trim());
+      assert.equal(code, stop === "exit" ? 7 : 1, stop);
+      await waitGone(child, `child of a worker stopped by ${stop}`);
+    }
+    const inVm = `
+      import vm from "node:vm";
+      import { SyncRpcChannel } from ${index};
+      const c = new SyncRpcChannel(${peer}, []);
+      c.registerCallback("cb", () => { for (;;) {} });
+      const out = {};
+      try { vm.runInNewContext("c.requestSync('callback', 'cb')", { c }, { timeout: 200 }); } catch (e) { out.timeout = e.code; }
+      try { c.requestSync("echo", "x"); } catch (e) { out.after = e.message; }
+      c.close();
+      console.log(JSON.stringify(out));`;
+    const run = spawnSync(process.execPath, ["--input-type=module", "-e", inVm], { encoding: "utf8", timeout: 30_000 });
+    assert.equal(run.status, 0, run.stderr);
+    const out = JSON.parse(run.stdout.trim());
+    assert.equal(out.timeout, "ERR_SCRIPT_EXECUTION_TIMEOUT");
+    assert.match(out.after, /unusable; close\(\) it/);
+  });
 });

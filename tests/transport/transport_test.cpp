@@ -400,6 +400,25 @@ TEST_CASE("spinrpc-server refuses bad socket paths with one line and leaves noth
     CHECK(end.stderr_text == "spinrpc-server: cannot use FIFO " + in + ": it exists and is not a FIFO: File exists\n");
     CHECK_FALSE(file_exists(dir / "replies"));
   }
+  SUBCASE("the reply FIFO refused after the request FIFO was made: the one made is removed") {
+    const std::string out = dir / "replies";
+    std::ofstream(out) << "data";
+    const auto end = run_server(bin_path("spinrpc-server"), {"--api", "--fifo-in", dir / "requests", "--fifo-out", out});
+    CHECK(exited_with(end.status, 1));
+    CHECK(end.stderr_text == "spinrpc-server: cannot use FIFO " + out + ": it exists and is not a FIFO: File exists\n");
+    CHECK_FALSE(file_exists(dir / "requests"));
+    const auto missing = run_server(bin_path("spinrpc-server"),
+                                    {"--api", "--fifo-in", dir / "requests", "--fifo-out", dir / "missing/replies"});
+    CHECK(exited_with(missing.status, 1));
+    CHECK_FALSE(file_exists(dir / "requests"));
+  }
+  SUBCASE("a FIFO that was there before is kept when the other is refused") {
+    const std::string in = dir / "requests";
+    REQUIRE(::mkfifo(in.c_str(), 0600) == 0);
+    const auto end = run_server(bin_path("spinrpc-server"), {"--api", "--fifo-in", in, "--fifo-out", dir / "missing/replies"});
+    CHECK(exited_with(end.status, 1));
+    CHECK(file_exists(in));
+  }
 }
 
 TEST_CASE("SyncRpcChannel::connect_socket gives up after its timeout with an error naming the path") {

@@ -1,5 +1,6 @@
 #include "channel/peer_process.h"
 
+#include <fcntl.h>       // O_ACCMODE, O_WRONLY
 #include <sys/socket.h>  // ::getsockopt, SO_PEERCRED, ucred
 #include <unistd.h>      // ::readlink, ::getpid
 
@@ -22,10 +23,10 @@ std::optional<std::string> link_of(const std::string& path) {
   return std::string(target, static_cast<std::size_t>(n));
 }
 
-}  // namespace
-
-int last_cpu_of(int pid) noexcept {
-  if (pid <= 0) return -1;
+// Field `field` (numbered as in proc(5), 3 and up) of /proc/PID/stat as a
+// non-negative int; -1 when it cannot be read.
+int stat_field(int pid, int field) noexcept {
+  if (pid <= 0 || field < 3) return -1;
   try {
     const std::optional<std::string> stat = read_small_file("/proc/" + std::to_string(pid) + "/stat", 1024);
     if (!stat) return -1;
@@ -35,18 +36,24 @@ int last_cpu_of(int pid) noexcept {
     if (close == std::string::npos || close + 2 >= stat->size()) return -1;
     std::string_view rest(*stat);
     rest.remove_prefix(close + 2);
-    for (int field = 3; field < 39; ++field) {
+    for (int at = 3; at < field; ++at) {
       const std::size_t space = rest.find(' ');
       if (space == std::string_view::npos) return -1;
       rest.remove_prefix(space + 1);
     }
-    int cpu = -1;
-    const auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), cpu);
-    return ec == std::errc() && cpu >= 0 ? cpu : -1;
+    int value = -1;
+    const auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), value);
+    return ec == std::errc() && value >= 0 ? value : -1;
   } catch (...) {  // allocation: cannot tell
     return -1;
   }
 }
+
+}  // namespace
+
+int last_cpu_of(int pid) noexcept { return stat_field(pid, 39); }
+
+int parent_of(int pid) noexcept { return stat_field(pid, 4); }
 
 int socket_peer_pid(int fd) noexcept {
   ucred cred{};
@@ -55,7 +62,7 @@ int socket_peer_pid(int fd) noexcept {
   return cred.pid > 0 ? cred.pid : 0;
 }
 
-bool holds_same_file(int pid, int fd) noexcept {
+bool holds_write_end(int pid, int fd) noexcept {
   if (pid <= 0 || fd < 0) return false;
   try {
     const std::optional<std::string> ours = link_of("/proc/self/fd/" + std::to_string(fd));
@@ -63,9 +70,21 @@ bool holds_same_file(int pid, int fd) noexcept {
     // two ends of a socket are two inodes: socket_peer_pid says who).
     if (!ours || !ours->starts_with("pipe:[")) return false;
     std::error_code ec;
-    const std::filesystem::path fds = "/proc/" + std::to_string(pid) + "/fd";
-    for (std::filesystem::directory_iterator it(fds, ec), end; !ec && it != end; it.increment(ec)) {
-      if (link_of(it->path().string()) == ours) return true;
+    const std::string proc = "/proc/" + std::to_string(pid);
+    for (std::filesystem::directory_iterator it(proc + "/fd", ec), end; !ec && it != end; it.increment(ec)) {
+      if (link_of(it->path().string()) != ours) continue;
+      // Same pipe: the write end? fdinfo's "flags:" is the open flags, octal.
+      const std::optional<std::string> info =
+          read_small_file(proc + "/fdinfo/" + it->path().filename().string(), 4096);
+      if (!info) continue;
+      const std::size_t at = info->find("flags:");
+      if (at == std::string::npos) continue;
+      std::string_view flags(*info);
+      flags.remove_prefix(at + 6);
+      while (!flags.empty() && (flags.front() == '\t' || flags.front() == ' ')) flags.remove_prefix(1);
+      unsigned value = 0;
+      const auto [end_of_flags, parsed] = std::from_chars(flags.data(), flags.data() + flags.size(), value, 8);
+      if (parsed == std::errc() && (value & O_ACCMODE) == O_WRONLY) return true;
     }
   } catch (...) {  // allocation: cannot tell
   }

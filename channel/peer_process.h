@@ -18,11 +18,17 @@ int last_cpu_of(int pid) noexcept;
 /// socket or the kernel does not say.
 int socket_peer_pid(int fd) noexcept;
 
-/// Whether process `pid` holds an open descriptor on the same pipe as our
-/// `fd` (/proc/PID/fd links compared with /proc/self/fd/FD's,
-/// "pipe:[inode]"): the process at its other end, or one that inherited it.
-/// False for anything but a pipe. A scan of the peer's descriptors: once,
-/// not per request.
-bool holds_same_file(int pid, int fd) noexcept;
+/// The parent of process `pid` (field 4 of /proc/PID/stat); -1 when it
+/// cannot be read.
+int parent_of(int pid) noexcept;
+
+/// Whether process `pid` holds the write end of the pipe our `fd` reads
+/// (/proc/PID/fd links compared with /proc/self/fd/FD's, "pipe:[inode]",
+/// then the open flags in /proc/PID/fdinfo): the process that writes to us.
+/// A wrapper that started us without exec (`sh -c`, `timeout`) holds only
+/// the read end it handed down, and is not taken for the writer. False for
+/// anything but a pipe. A scan of the peer's descriptors: once, not per
+/// request.
+bool holds_write_end(int pid, int fd) noexcept;
 
 }  // namespace spinrpc

@@ -41,7 +41,8 @@ struct SpinPolicy {
   /// CPU instead of each preempting unrelated work on the other
   /// (docs/PLACEMENT.md#following-the-peer-when-the-cpus-are-taken).
   /// spinrpc-server sets it; the peer is found from the descriptor (a
-  /// socket's SO_PEERCRED, or the parent when it holds our pipe). Only with
+  /// socket's SO_PEERCRED, or the nearest ancestor holding our pipe's write
+  /// end: the parent, or the client behind a wrapper). Only with
   /// placement on: SPINRPC_PLACEMENT=off leaves the server where the kernel
   /// puts it. One side per pair follows: the shim and the binding do not.
   bool follow_peer = false;

@@ -379,10 +379,17 @@ int SpinReader::find_followed_pid() const noexcept {
     const int pid = socket_peer_pid(fd_.get());
     return pid != ::getpid() ? pid : 0;
   }
-  // On stdio, the process that spawned us, if it holds our pipe: not a
-  // shell or launcher that started us for someone else.
-  const int parent = ::getppid();
-  return parent > 1 && holds_same_file(parent, fd_.get()) ? parent : 0;
+  // On a pipe, the nearest ancestor that holds its write end: the parent,
+  // or the client behind a wrapper that did not exec (`sh -c`, `timeout`:
+  // they hold only the read end they handed down; found by a break-it
+  // pass). A few generations at most; init and a launcher that left are
+  // nobody to follow.
+  int ancestor = ::getppid();
+  for (int generation = 0; generation < kFollowGenerations && ancestor > 1; ++generation) {
+    if (holds_write_end(ancestor, fd_.get())) return ancestor;
+    ancestor = parent_of(ancestor);
+  }
+  return 0;
 }
 
 void SpinReader::note_shared_cpu(bool shared) noexcept {

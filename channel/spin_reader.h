@@ -126,9 +126,11 @@ class SpinReader {
   // Every kFollowEvery waits while suspended (SpinPolicy::follow_peer):
   // moves to the CPU the peer last ran on. Finds the peer at the first call.
   void follow_peer() noexcept;
-  // The peer to follow: a socket's SO_PEERCRED, or the parent when it holds
-  // our pipe; 0 when there is none to tell.
+  // The peer to follow: a socket's SO_PEERCRED, or the nearest of
+  // kFollowGenerations ancestors that holds our pipe's write end; 0 when
+  // there is none to tell.
   int find_followed_pid() const noexcept;
+  static constexpr int kFollowGenerations = 4;
   // A /proc read and at most one migration per this many suspended waits:
   // every 32 cost ~0.7 µs per round trip (6.2 against 5.5 µs, one pair
   // beside two busy loops), every 512 nothing measurable, and a split found

@@ -258,7 +258,7 @@ simdjson::dom::element suspended_for(SyncRpcChannel& channel, std::uint64_t wait
   return s;
 }
 
-TEST_CASE("a suspended spinrpc-server follows the client that holds its pipe; the shim never follows; placement off does not" *
+TEST_CASE("a suspended spinrpc-server follows the client that writes to it, behind a shell too; the shim never follows; placement off does not" *
           doctest::skip(allowed_cpus().size() < 2)) {
   const BusyEverywhere busy;
   simdjson::dom::parser parser;
@@ -273,6 +273,16 @@ TEST_CASE("a suspended spinrpc-server follows the client that holds its pipe; th
     CHECK(s["followed_pid"].get_int64().value() == ::getpid());
     // The shim's own reader (budget 0 here, and never a follower).
     CHECK(channel.stats().followed_pid == 0);
+  }
+  {
+    // Behind a shell that does not exec (it holds only the read end of the
+    // server's stdin): still this process, not the shell.
+    SyncRpcChannel channel("sh", {"-c", bin_path("spinrpc-server") + " --api --spin-us 100; exit $?"},
+                           blocking_client());
+    const simdjson::dom::element s = suspended_for(channel, 600, parser, json);
+    INFO("getChannelStats: " << json);
+    REQUIRE(s["blocked_while_suspended"].get_uint64().value() >= 600);
+    CHECK(s["followed_pid"].get_int64().value() == ::getpid());
   }
   {
     SyncRpcChannel channel(bin_path("spinrpc-server"), {"--api", "--spin-us", "100", "--placement=off"},

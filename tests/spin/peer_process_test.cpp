@@ -6,7 +6,7 @@
 #include <signal.h>      // ::kill, SIGKILL
 #include <sys/socket.h>  // ::socketpair
 #include <sys/wait.h>    // ::waitpid
-#include <unistd.h>      // ::fork, ::pipe, ::getpid, ::pause, ::_exit
+#include <unistd.h>      // ::fork, ::pipe, ::getpid, ::getppid, ::pause
 
 #include "channel/peer_process.h"
 #include "channel/unique_fd.h"
@@ -25,18 +25,16 @@ struct Pipe {
   }
 };
 
-// A child that holds nothing of ours but what it inherited at fork, and
-// closes the pipe's ends it is told to; it waits to be killed.
+// A child that holds what it inherited at fork, less the pipe ends it is
+// told to close; it waits to be killed.
 struct Child {
   pid_t pid = -1;
-  explicit Child(Pipe* drop) {
+  Child(Pipe* pipe, bool close_read, bool close_write) {
     pid = ::fork();
     REQUIRE(pid >= 0);
     if (pid == 0) {
-      if (drop) {
-        drop->read_end.reset();
-        drop->write_end.reset();
-      }
+      if (pipe && close_read) pipe->read_end.reset();
+      if (pipe && close_write) pipe->write_end.reset();
       for (;;) ::pause();
     }
   }
@@ -45,6 +43,14 @@ struct Child {
     ::waitpid(pid, nullptr, 0);
   }
 };
+
+// Asks until `want` (the child closes its copies right after fork): a
+// bound, not a timing.
+bool settles_to(bool want, const Child& child, int fd) {
+  bool held = !want;
+  for (int i = 0; i < 100000 && held != want; ++i) held = spinrpc::holds_write_end(child.pid, fd);
+  return held == want;
+}
 
 TEST_CASE("last_cpu_of names the CPU a thread runs on, -1 for no process") {
   // This thread runs while it asks: field 39 is its current CPU. Pinned,
@@ -71,22 +77,30 @@ TEST_CASE("socket_peer_pid names the process that made a socket pair, 0 for a pi
   CHECK(spinrpc::socket_peer_pid(pipe.read_end.get()) == 0);
 }
 
-TEST_CASE("holds_same_file finds a process holding our pipe, and not one that closed it") {
+TEST_CASE("holds_write_end finds the process that writes to our pipe, not one holding only its read end") {
   Pipe pipe;
-  CHECK(spinrpc::holds_same_file(::getpid(), pipe.read_end.get()));
-  const Child holder(nullptr);
-  CHECK(spinrpc::holds_same_file(holder.pid, pipe.read_end.get()));
-  const Child dropper(&pipe);
-  // The child closes its copies right after fork; ask until it has (a
-  // bound, not a timing).
-  bool held = true;
-  for (int i = 0; i < 100000 && held; ++i) held = spinrpc::holds_same_file(dropper.pid, pipe.read_end.get());
-  CHECK_FALSE(held);
+  CHECK(spinrpc::holds_write_end(::getpid(), pipe.read_end.get()));
+  const Child both(&pipe, false, false);
+  CHECK(spinrpc::holds_write_end(both.pid, pipe.read_end.get()));
+  // A wrapper that started us without exec holds the read end it handed down.
+  const Child reader(&pipe, false, true);
+  CHECK(settles_to(false, reader, pipe.read_end.get()));
+  const Child writer(&pipe, true, false);
+  CHECK(spinrpc::holds_write_end(writer.pid, pipe.read_end.get()));
+  const Child none(&pipe, true, true);
+  CHECK(settles_to(false, none, pipe.read_end.get()));
   // Not a pipe: a socket's other end is another inode (socket_peer_pid says who).
   int fds[2];
   REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds) == 0);
   const UniqueFd a(fds[0]), b(fds[1]);
-  CHECK_FALSE(spinrpc::holds_same_file(::getpid(), a.get()));
+  CHECK_FALSE(spinrpc::holds_write_end(::getpid(), a.get()));
+}
+
+TEST_CASE("parent_of names a process's parent, -1 for no process") {
+  CHECK(spinrpc::parent_of(::getpid()) == ::getppid());
+  const Child child(nullptr, false, false);
+  CHECK(spinrpc::parent_of(child.pid) == ::getpid());
+  CHECK(spinrpc::parent_of(1 << 30) == -1);
 }
 
 }  // namespace

@@ -25,6 +25,9 @@ void add_context(const spinrpc::bench::BenchPlan& plan) {
   using namespace spinrpc::bench;
   benchmark::AddCustomContext("spinrpc_mode", plan.smoke ? "smoke" : "full");
   benchmark::AddCustomContext("spinrpc_rounds", std::to_string(plan.rounds));
+  // The workloads paired against tsgo or spin off run more (BenchPlan::paired_rounds).
+  benchmark::AddCustomContext("spinrpc_paired_rounds",
+                              std::to_string(plan.rounds * plan.paired_rounds_per_round()));
   benchmark::AddCustomContext("spinrpc_server", plan.server_path);
   benchmark::AddCustomContext("spinrpc_tsgo", plan.tsgo_path.value_or(""));
   for (const Variant v : kAllVariants) {

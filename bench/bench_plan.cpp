@@ -2,6 +2,7 @@
 
 #include <unistd.h>  // ::access, X_OK
 
+#include <algorithm>     // std::max
 #include <cstdlib>       // std::getenv
 #include <filesystem>    // std::filesystem::read_symlink
 #include <stdexcept>     // std::invalid_argument
@@ -108,6 +109,17 @@ BenchPlan parse_plan(int& argc, char** argv) {
   }
   plan.tsgo_path = find_tsgo();
   return plan;
+}
+
+std::vector<int> BenchPlan::paired_rounds(int round) const {
+  const int n = paired_rounds_per_round();
+  std::vector<int> indices;
+  for (int sub = 0; sub < n; ++sub) indices.push_back(round * n + sub);
+  return indices;
+}
+
+std::size_t BenchPlan::paired_count(std::size_t count) const noexcept {
+  return std::max<std::size_t>(count / static_cast<std::size_t>(paired_rounds_per_round()), 10);
 }
 
 }  // namespace spinrpc::bench

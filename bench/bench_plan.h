@@ -4,6 +4,7 @@
 #include <cstddef>   // std::size_t
 #include <optional>  // std::optional
 #include <string>    // std::string
+#include <vector>    // std::vector
 
 namespace spinrpc::bench {
 
@@ -65,8 +66,13 @@ struct BenchPlan {
   static constexpr int kMinPairedRounds = 9;
   /// How many rounds of such a workload each of the plan's rounds holds, so
   /// that the run has kMinPairedRounds of it in all (1 when `rounds` is
-  /// already enough). The workload numbers them round * n + sub.
+  /// already enough).
   int paired_rounds_per_round() const noexcept { return (kMinPairedRounds + rounds - 1) / rounds; }
+  /// The round numbers such a workload registers in the plan's round
+  /// `round`: round * n .. round * n + n - 1, n = paired_rounds_per_round().
+  std::vector<int> paired_rounds(int round) const;
+  /// `count` (a per-round count) split among those rounds; at least 10.
+  std::size_t paired_count(std::size_t count) const noexcept;
 };
 
 /// Reads spinrpc-bench's own flags and removes them from argv (Google

@@ -57,10 +57,8 @@ void register_blocking_client_benchmarks(const BenchPlan& plan, int round) {
   // Each of the plan's rounds holds enough rounds of this pair for the
   // paired figures (docs/PLACEMENT.md, figures 2 and 8), the echoes split
   // among them.
-  const int per_round = plan.paired_rounds_per_round();
-  const std::size_t count = std::max<std::size_t>(plan.echo_count(8) / static_cast<std::size_t>(per_round), 10);
-  for (int sub = 0; sub < per_round; ++sub) {
-    const int index = round * per_round + sub;
+  const std::size_t count = plan.paired_count(plan.echo_count(8));
+  for (const int index : plan.paired_rounds(round)) {
     // Alternate which server goes first from round to round.
     const Server order[2] = {index % 2 == 0 ? Server::Spinrpc : Server::Tsgo,
                              index % 2 == 0 ? Server::Tsgo : Server::Spinrpc};

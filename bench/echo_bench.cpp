@@ -3,7 +3,6 @@
 // round-trip floor and bandwidth). BM_Echo runs spinrpc-server with the variant
 // on both ends; BM_EchoTsgo runs the real tsgo, which has no spin: only the
 // shim varies (the `shim:` key says so).
-#include <algorithm>  // std::max
 #include <cstddef>  // std::byte, std::size_t
 #include <string>   // std::string
 #include <vector>   // std::vector
@@ -51,13 +50,11 @@ void register_echo(const BenchPlan& plan, int round, Peer peer) {
   // each round holds enough rounds of it for 9 in all, the echoes split
   // among them. Against spinrpc-server the figures are ratios to the
   // floors, which run once a round.
-  const int per_round = peer == Peer::Tsgo ? plan.paired_rounds_per_round() : 1;
-  for (int sub = 0; sub < per_round; ++sub) {
-    const int index = round * per_round + sub;
+  const bool paired = peer == Peer::Tsgo;
+  for (const int index : paired ? plan.paired_rounds(round) : std::vector<int>{round}) {
     for (const std::size_t bytes : kEchoSizes) {
       for (const Variant v : variants_in_round(index)) {
-        const std::size_t count =
-            std::max<std::size_t>(plan.echo_count(bytes) / static_cast<std::size_t>(per_round), 10);
+        const std::size_t count = paired ? plan.paired_count(plan.echo_count(bytes)) : plan.echo_count(bytes);
         const std::string name = BenchName(peer == Peer::Spinrpc ? "BM_Echo" : "BM_EchoTsgo")
                                      .add("bytes", bytes)
                                      .add("count", count)

@@ -227,9 +227,7 @@ void register_oversubscribed_benchmarks(const BenchPlan& plan, int round) {
   // one 500 ms round to the next: beside two busy loops, spin off and the
   // default alike had rounds at 5-7 µs and at 24-26 µs (report at 332c7ad),
   // and the median of 5 such ratios went from 1.00x to 1.30x between runs.
-  const int per_round = plan.paired_rounds_per_round();
-  for (int sub = 0; sub < per_round; ++sub) {
-    const int index = round * per_round + sub;
+  for (const int index : plan.paired_rounds(round)) {
     for (int pairs = 1; pairs <= plan.max_pairs; ++pairs) {
       for (const Variant v : variants_in_round(index)) {
         const std::string name = BenchName("BM_Oversubscribed")

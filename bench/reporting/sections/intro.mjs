@@ -4,11 +4,10 @@ import { table } from "../format.mjs";
 import { machineRows } from "../machine.mjs";
 
 /** Appends this section to the report through `say` (see bench/report.mjs). */
-export default function section({ say, args, bench, rounds, groups }) {
+export default function section({ say, args, bench, rounds }) {
   // Workloads paired against tsgo or spin off run more rounds within the
-  // plan's (bench/bench_plan.h, kMinPairedRounds).
-  const paired = [...groups.values()].filter((g) => ["BM_EchoTsgo", "BM_BlockingClient", "BM_Oversubscribed", "BM_OversubscribedBusy"].includes(g.family));
-  const pairedRounds = paired.length ? Math.min(...paired.map((g) => g.runs.length)) : rounds;
+  // plan's (bench/bench_plan.h, BenchPlan::paired_rounds).
+  const pairedRounds = Number(bench.context.spinrpc_paired_rounds) || rounds;
   say(`# spinrpc benchmark report${args.smoke ? " (SMOKE RUN: tiny counts, not a measurement)" : ""}`, "");
   say(`Generated ${bench.context.date} by \`${args.command || "(command not recorded)"}\`.`, "");
   say("Read the ratios, not the microseconds: the microseconds belong to this machine on this day " +

@@ -22,6 +22,7 @@ namespace spinrpc {
   X(spin_hits, "waits whose bytes came within the spin budget")                                  \
   X(spin_misses, "waits that spent the budget (or found the CPU contended), then blocked")       \
   X(spin_contended, "of spin_misses: a yield gave the CPU away, so the spin stopped early")      \
+  X(stolen_yields, "yields that came back late with no other task run on our CPU (the hypervisor's or interrupts' time): not contention") \
   X(blocked_while_suspended, "waits that blocked at once: the adaptive rule suspended spinning") \
   X(plain_waits, "waits that blocked at once: budget 0")                                         \
   X(occupied_waits, "waits that blocked at once: occupying, blocking by choice, or once to be placed anew")        \

@@ -1,6 +1,10 @@
 #pragma once
 
-#include <chrono>  // std::chrono::microseconds
+#include <sys/resource.h>  // ::getrusage, RUSAGE_THREAD
+
+#include <chrono>   // std::chrono::microseconds
+#include <cstdint>  // std::uint64_t
+#include <optional>  // std::optional
 
 namespace spinrpc {
 
@@ -27,5 +31,21 @@ inline constexpr std::chrono::microseconds kSharedYield{3};
 /// and tell the spin loop that the CPU is shared, and the next wait yields
 /// from its first try (docs/SPIN-NOTES.md#yield-after-a-few-microseconds).
 inline constexpr std::chrono::microseconds kYieldAfter{3};
+
+/// How many times the calling thread has been switched off its CPU
+/// (voluntary and involuntary context switches; getrusage RUSAGE_THREAD,
+/// ~0.2 µs). A slow yield during which this did not change ran no other task
+/// of this system on our CPU: the time went to the hypervisor (a vCPU
+/// descheduled by its host) or to interrupts, which no spinner here takes
+/// from anyone and blocking would not give back
+/// (docs/SPIN-NOTES.md#a-late-yield-is-contention-only-if-another-task-ran).
+/// A yield that hands the CPU to another task counts as an involuntary
+/// switch. Never throws; std::nullopt if the kernel refuses (a caller then
+/// takes every slow yield for a switch, as if it could not tell).
+inline std::optional<std::uint64_t> thread_context_switches() noexcept {
+  rusage usage{};
+  if (::getrusage(RUSAGE_THREAD, &usage) != 0) return std::nullopt;
+  return static_cast<std::uint64_t>(usage.ru_nvcsw) + static_cast<std::uint64_t>(usage.ru_nivcsw);
+}
 
 }  // namespace spinrpc

@@ -315,6 +315,11 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len, WaitFor wait_
   // CPUs: docs/SPIN-NOTES.md#yield-after-a-few-microseconds).
   const Clock::time_point yield_from = shared_waits_ > 0 ? start : start + kYieldAfter;
   bool shared = false;  // a yield let another task's short turn run
+  // Our context switches before the first yield, then after each slow one:
+  // read once per wait that gets as far as yielding, off the path of a
+  // reply that comes within kYieldAfter.
+  std::optional<std::uint64_t> switches;
+  bool switches_read = false;
   for (;;) {
     const long n = try_read(buf, len);
     if (n >= 0) {
@@ -335,19 +340,38 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len, WaitFor wait_
     // spinning. Yielding hands the CPU to a runnable peer and costs one
     // cheap syscall when there is none: p50 1.9-2.5 us in the same runs
     // (docs/SPIN-NOTES.md).
+    if (!switches_read) {
+      switches = thread_context_switches();
+      switches_read = true;
+    }
     const Clock::time_point before_yield = Clock::now();
     ::sched_yield();
     const Clock::time_point after_yield = Clock::now();
-    // Branch: the yield gave the CPU away for a while, so another task
-    // wanted it: the CPU is contended, and a spinner would only keep
-    // queueing behind others (with outside load, spinning pairs got ~0.75
-    // CPU against ~2 for blocking ones). Block instead, as spin-off would;
-    // a blocked reader is woken with the scheduler's wake-up preference.
-    if (after_yield - before_yield > kContendedYield) {
-      if (wait_for == WaitFor::message) note_contention();
-      break;
+    if (after_yield - before_yield > kSharedYield) {
+      // A slow yield. Only one in which we were switched out let another
+      // task of this system run on our CPU; without a switch the time went
+      // to the hypervisor or to interrupts, and spinning goes on (in the
+      // real walk 143 of 235 late yields were of that kind, and each
+      // backed spinning off for up to kMaxWaitsToResume blocked waits;
+      // docs/SPIN-NOTES.md#a-late-yield-is-contention-only-if-another-task-ran).
+      const std::optional<std::uint64_t> now_switches = thread_context_switches();
+      const bool switched = !now_switches || !switches || *now_switches != *switches;
+      switches = now_switches;
+      if (!switched) {
+        ++stats_.stolen_yields;
+      } else if (after_yield - before_yield > kContendedYield) {
+        // Branch: the yield gave the CPU away for a while, so another task
+        // wanted it: the CPU is contended, and a spinner would only keep
+        // queueing behind others (with outside load, spinning pairs got
+        // ~0.75 CPU against ~2 for blocking ones). Block instead, as
+        // spin-off would; a blocked reader is woken with the scheduler's
+        // wake-up preference.
+        if (wait_for == WaitFor::message) note_contention();
+        break;
+      } else {
+        shared = true;
+      }
     }
-    if (after_yield - before_yield > kSharedYield) shared = true;
     if (after_yield >= deadline) break;
   }
   // Branch: budget spent or CPU contended; block until bytes arrive.

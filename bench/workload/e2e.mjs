@@ -56,7 +56,10 @@ for (let round = 0; round < opts.rounds; round++) {
       console.error(`e2e: walk output differs (${JSON.stringify(sha)}, this walk ${s.outputSha1})`);
       process.exit(1);
     }
-    const line = JSON.stringify({ client, round, requests: s.requests, wallMs: s.wallMs, clientCpuMs: s.clientCpuMs, serverCpuMs: s.serverCpuMs, load1: load });
+    // The binding's counters that say how its waits went (docs/SPIN.md#counters).
+    const c = s.channelStats;
+    const spin = c ? { suspensions: c.suspensions, blockedWhileSuspended: c.blocked_while_suspended, spinContended: c.spin_contended, stolenYields: c.stolen_yields } : undefined;
+    const line = JSON.stringify({ client, round, requests: s.requests, wallMs: s.wallMs, clientCpuMs: s.clientCpuMs, serverCpuMs: s.serverCpuMs, load1: load, spin });
     console.log(line);
     if (opts.json) appendFileSync(opts.json, line + "\n");
   }

@@ -163,13 +163,21 @@ if (conc.length) say("", `Requests per replay: ${conc[0].requests}.`, "");
 say("### 3. End to end: the real walk against the real tsgo, pure-JS client vs the Node binding", "");
 const e2e = jsonLines(args.e2eJson);
 if (e2e.length) {
-  say("| round | client | wall, s | client CPU, s | tsgo CPU, s | load (1 min) |", "| ---: | --- | ---: | ---: | ---: | ---: |");
-  for (const r of e2e) say(`| ${r.round} | ${r.client} | ${f2(r.wallMs / 1e3)} | ${f2(r.clientCpuMs / 1e3)} | ${f2(r.serverCpuMs / 1e3)} | ${f2(r.load1)} |`);
+  say("| round | client | wall, s | client CPU, s | tsgo CPU, s | load (1 min) | suspensions | waits blocked while suspended | `spin_contended` / `stolen_yields` |",
+    "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+  const spinCells = (s) => s ? `${s.suspensions} | ${s.blockedWhileSuspended.toLocaleString("en-US")} | ${s.spinContended} / ${s.stolenYields}` : " |  | ";
+  for (const r of e2e) say(`| ${r.round} | ${r.client} | ${f2(r.wallMs / 1e3)} | ${f2(r.clientCpuMs / 1e3)} | ${f2(r.serverCpuMs / 1e3)} | ${f2(r.load1)} | ${spinCells(r.spin)} |`);
   const byRound = new Map();
   for (const r of e2e) { if (!byRound.has(r.round)) byRound.set(r.round, {}); byRound.get(r.round)[r.client] = r; }
   say("", `Made by \`node bench/workload/e2e.mjs --import node/register.mjs --rounds ${byRound.size} --json bench/out/workload/e2e.json\` (${e2e[0].requests} requests per walk; both clients' output identical, checked by e2e.mjs).`);
   const ratios = [...byRound.values()].filter((v) => v.js && v.binding).map((v) => v.binding.wallMs / v.js.wallMs);
   if (ratios.length) say("", `binding / pure JS wall clock: per round ${ratios.map(f2).join(", ")}; median **${f2(median(ratios))}×**.`);
+  if (e2e.some((r) => r.spin)) {
+    say("", "The last three columns are the binding's `stats()` at the walk's end: suspensions of spinning, the waits that blocked while suspended " +
+      "(each costs a wake-up), and the contentions (`spin_contended`: chiefly yields that came back over 20 µs late with the binding's thread switched out, another task on its CPU; " +
+      "each suspends spinning) and without (`stolen_yields`, over 3 µs: the host's or interrupts' time, not taken for contention; " +
+      "docs/SPIN-NOTES.md#a-late-yield-is-contention-only-if-another-task-ran). The pure-JS channel has no counters.");
+  }
   say("");
 } else {
   say("Not measured in this run (it needs the Node binding and aws-cdk-lib). The command, from the repository root:", "",

@@ -173,6 +173,9 @@ for (const fileName of project.rootFiles) {
 }
 
 const serverCpu = serverPid ? procCpuSeconds(serverPid) : NaN;
+// The binding's spin counters (docs/SPIN.md#counters): what its waits did
+// in this walk. The pure-JS channel has none.
+const channelStats = typeof channel.stats === "function" ? channel.stats() : null;
 api.close();
 const wallMs = performance.now() - wallStart;
 const cpu = process.cpuUsage(cpuStart);
@@ -187,6 +190,7 @@ const summary = {
   requests: methods.length, lines: lines.length, wallMs,
   clientCpuMs: (cpu.user + cpu.system) / 1000, serverCpuMs: Number.isNaN(serverCpu) ? null : serverCpu * 1e3,
   outputSha1: createHash("sha1").update(text).digest("hex"),
+  channelStats,
 };
 if (opts.json) writeFileSync(opts.json, JSON.stringify(summary, null, 2) + "\n");
 console.error(`walk: ${summary.requests} requests, ${summary.lines} lines, ${wallMs.toFixed(0)} ms, output sha1 ${summary.outputSha1}`);

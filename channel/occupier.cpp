@@ -5,6 +5,7 @@
 
 #include <charconv>      // std::from_chars
 #include <filesystem>    // std::filesystem::directory_iterator
+#include <optional>      // std::optional
 #include <string>        // std::string
 #include <system_error>  // std::system_error, std::error_code
 
@@ -79,6 +80,11 @@ void Occupier::run() noexcept {
     std::int64_t t = now_ns();
     std::uint32_t epoch = seen;  // the poke (cycle) the turns below belong to
     unsigned turns = 0;          // short turns of others within that cycle
+    // Our context switches, read again after each slow yield: a slow yield
+    // without one ran no other task here (the host or interrupts had the
+    // time) and is neither a turn nor contention, as in the spin loop
+    // (docs/SPIN-NOTES.md#a-late-yield-is-contention-only-if-another-task-ran).
+    std::optional<std::uint64_t> switches = thread_context_switches();
     while (t < until_ns_.load(std::memory_order_relaxed) && !stop_.load(std::memory_order_relaxed)) {
       ::sched_yield();
       const std::int64_t after = now_ns();
@@ -86,8 +92,13 @@ void Occupier::run() noexcept {
         epoch = p;
         turns = 0;
       }
-      const bool turn = after - t > std::chrono::nanoseconds(kSharedYield).count();
-      if (after - t > std::chrono::nanoseconds(kContendedSlice).count() || (turn && ++turns > kTurnsPerCycle)) {
+      bool turn = after - t > std::chrono::nanoseconds(kSharedYield).count();
+      if (turn) {
+        const std::optional<std::uint64_t> now_switches = thread_context_switches();
+        turn = !now_switches || !switches || *now_switches != *switches;
+        switches = now_switches;
+      }
+      if (turn && (after - t > std::chrono::nanoseconds(kContendedSlice).count() || ++turns > kTurnsPerCycle)) {
         // Let go: another task wanted this CPU. The reader sees the count and
         // stops poking for a while (PlacementController::after_contention).
         contentions_.fetch_add(1, std::memory_order_relaxed);

@@ -19,7 +19,9 @@ namespace spinrpc {
 /// that runs only SCHED_IDLE tasks as idle when it places a wake-up
 /// (measured: the round trip only fell from ~65 to ~38 µs). Between tries
 /// it yields; a yield that comes back a time slice late, or more than
-/// kTurnsPerCycle short turns of others in one cycle, mean another task
+/// kTurnsPerCycle short turns of others in one cycle, each with the thread
+/// switched out (a slow yield without a switch is the host's or
+/// interrupts' time: thread_context_switches), mean another task
 /// wants that CPU, and it lets go at once (contentions()) and sleeps until
 /// the next poke. It never spins longer than `hold` past the last poke, and sleeps on
 /// a futex otherwise. The thread starts with start() (SpinReader calls it
@@ -56,7 +58,8 @@ class Occupier {
   /// Times it let go because another task wanted its CPU.
   std::uint64_t contentions() const noexcept { return contentions_.load(std::memory_order_relaxed); }
   /// Yields that came back more than kSharedYield (channel/contended_yield.h) but at most
-  /// kContendedSlice late: a task ran a short turn on the occupier's CPU.
+  /// kContendedSlice late, with the thread switched out meanwhile: a task
+  /// ran a short turn on the occupier's CPU.
   /// Cycle after cycle, that task is the peer, stuck on the CPU we keep
   /// busy (see move_to_cpu).
   std::uint64_t shared() const noexcept { return shared_.load(std::memory_order_relaxed); }

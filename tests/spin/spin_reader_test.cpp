@@ -2,8 +2,6 @@
 
 #include <fcntl.h>
 #include <sched.h>     // ::sched_getaffinity, ::sched_setaffinity, ::sched_getcpu
-#include <signal.h>    // ::sigaction, SIGEV_THREAD_ID
-#include <time.h>      // ::timer_create, ::timer_settime, ::clock_gettime
 #include <stdlib.h>    // ::posix_openpt, ::grantpt, ::unlockpt, ::ptsname
 #include <termios.h>   // ::cfmakeraw
 #include <sys/stat.h>  // ::mkfifo
@@ -23,6 +21,7 @@
 #include "channel/spin_reader.h"
 #include "channel/timed_out.h"
 #include "channel/unique_fd.h"
+#include "tests/support/cpu_holding_signals.h"
 #include "tests/support/proc.h"
 
 namespace {
@@ -269,23 +268,6 @@ TEST_CASE("SpinReader counts a late yield as contention only while it waits for 
   ::sched_setaffinity(0, sizeof saved, &saved);
 }
 
-namespace {
-
-// Holds the thread it interrupts for 40 µs, twice kContendedYield, without
-// giving up the CPU: what a host that deschedules our vCPU looks like from
-// inside (the yield returns late, and no other task ran).
-extern "C" void hold_the_cpu_40us(int) {
-  timespec start{};
-  ::clock_gettime(CLOCK_MONOTONIC, &start);
-  for (;;) {
-    timespec now{};
-    ::clock_gettime(CLOCK_MONOTONIC, &now);
-    if ((now.tv_sec - start.tv_sec) * 1'000'000'000L + (now.tv_nsec - start.tv_nsec) > 40'000) return;
-  }
-}
-
-}  // namespace
-
 TEST_CASE("SpinReader keeps spinning through late yields in which no other task ran") {
   // A timer signals the reader's own thread every 250 µs while it spins
   // for 20 ms; the handler keeps the CPU 40 µs, so most yields it lands in
@@ -293,37 +275,23 @@ TEST_CASE("SpinReader keeps spinning through late yields in which no other task 
   // contention: the wait stays a spin hit and spinning stays on. A real
   // switch meanwhile (ctest -j2 shares the CPUs) would be contention, so
   // a few tries are allowed; without the switch check every try fails.
-  struct sigaction action {};
-  action.sa_handler = hold_the_cpu_40us;
-  action.sa_flags = SA_RESTART;
-  struct sigaction saved {};
-  REQUIRE(::sigaction(SIGURG, &action, &saved) == 0);
-  sigevent event{};
-  event.sigev_notify = SIGEV_THREAD_ID;
-  event.sigev_signo = SIGURG;
-  event._sigev_un._tid = ::gettid();
-  timer_t timer{};
-  REQUIRE(::timer_create(CLOCK_MONOTONIC, &event, &timer) == 0);
+  spinrpc::test::CpuHoldingSignals signals(::gettid());
   spinrpc::ChannelStats stats;
   for (int attempt = 0; attempt < 5; ++attempt) {
     auto pipe = spinrpc::make_pipe();
     SpinReader reader(std::move(pipe.read_end), policy(100ms, true));
     std::array<std::byte, 16> buf{};
-    const itimerspec every_250us{{0, 250'000}, {0, 250'000}};
-    REQUIRE(::timer_settime(timer, 0, &every_250us, nullptr) == 0);
+    signals.start(250us);
     std::thread writer([&] {
       std::this_thread::sleep_for(20ms);
       write_byte(pipe.write_end.get());
     });
     CHECK(reader.read_some(buf.data(), buf.size()) == 1);
     writer.join();
-    const itimerspec off{};
-    REQUIRE(::timer_settime(timer, 0, &off, nullptr) == 0);
+    signals.stop();
     stats = reader.stats();
     if (stats.spin_contended == 0) break;
   }
-  ::timer_delete(timer);
-  ::sigaction(SIGURG, &saved, nullptr);
   CHECK(stats.stolen_yields > 0);
   CHECK(stats.spin_contended == 0);
   CHECK(stats.spin_hits == 1);

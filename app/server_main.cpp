@@ -3,6 +3,7 @@
 #include <csignal>       // std::signal, SIGPIPE
 #include <signal.h>      // ::sigaction, sigemptyset
 #include <cstdlib>       // std::getenv
+#include <new>     // std::bad_alloc
 #include <string>        // std::string
 #include <string_view>   // std::string_view
 #include <system_error>  // std::system_error
@@ -160,6 +161,10 @@ int serve(const CommandLine& line, const std::string& program, const AddMethods&
     }
   } catch (const std::system_error& e) {
     return fail(program + ": " + e.what());
+  } catch (const std::bad_alloc&) {
+    // Memory short elsewhere than a read buffer (which says which message):
+    // one line and status 1, as for any OS error, not SIGABRT.
+    return fail(program + ": out of memory");
   }
 }
 

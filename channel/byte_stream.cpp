@@ -10,6 +10,9 @@
 #include <algorithm>  // std::max, std::min
 #include <bit>        // std::bit_ceil
 #include <cstring>    // std::memcpy, std::memmove
+#include <new>        // std::bad_alloc
+#include <string>     // std::to_string
+#include <system_error>  // std::system_error
 #include <utility>    // std::move
 
 #include "channel/peer_closed.h"
@@ -126,7 +129,7 @@ void ByteStream::reserve_for(std::size_t need) {
   const std::size_t capacity = std::max({capacity_ * 2, need + options_.initial_buffer_bytes});
   if (holds_ == 0) {
     // Nothing held: begin_ == 0 here, a plain grow-and-copy.
-    ReadBuffer grown = allocate_at_page_offset(capacity, kReadPageOffset);
+    ReadBuffer grown = allocate_read_buffer(capacity, need);
     std::memcpy(grown.get(), buffer_.get(), pending);
     if (lends_callers_memory()) parked_.push_back(std::move(buffer_));  // as in fill()
     buffer_ = std::move(grown);
@@ -135,7 +138,7 @@ void ByteStream::reserve_for(std::size_t need) {
   }
   // Held bytes must not move: copy only the unconsumed bytes to a new
   // buffer and keep the old one alive until the last Hold ends.
-  ReadBuffer fresh = allocate_at_page_offset(capacity, kReadPageOffset);
+  ReadBuffer fresh = allocate_read_buffer(capacity, need);
   std::memcpy(fresh.get(), buffer_.get() + begin_, pending);
   retired_.push_back(std::move(buffer_));
   buffer_ = std::move(fresh);
@@ -152,8 +155,18 @@ std::size_t ByteStream::initial_capacity() const noexcept {
 }
 
 void ByteStream::replace_buffer(std::size_t capacity) {
-  buffer_ = allocate_at_page_offset(capacity, kReadPageOffset);
+  buffer_ = allocate_read_buffer(capacity, capacity);
   capacity_ = capacity;
+}
+
+ByteStream::ReadBuffer ByteStream::allocate_read_buffer(std::size_t capacity, std::size_t need) {
+  try {
+    return allocate_at_page_offset(capacity, kReadPageOffset);
+  } catch (const std::bad_alloc&) {
+    throw std::system_error(ENOMEM, std::generic_category(),
+                            "cannot allocate " + std::to_string(capacity) + " bytes to read a message of " +
+                                std::to_string(need) + " bytes");
+  }
 }
 
 void ByteStream::write_all(std::span<iovec> parts) {

@@ -249,6 +249,11 @@ class ByteStream {
   // Makes room for `need` bytes from begin_; may move, grow or replace the buffer.
   void reserve_for(std::size_t need);
   void replace_buffer(std::size_t capacity);
+  // A read buffer of `capacity` bytes for a message that needs `need`.
+  // Throws std::system_error (ENOMEM) naming both when memory is short (a
+  // frame within max_message_bytes under `ulimit -v`: std::bad_alloc had
+  // ended the server with SIGABRT; found by a break-it pass).
+  static ReadBuffer allocate_read_buffer(std::size_t capacity, std::size_t need);
   std::size_t initial_capacity() const noexcept;
 
   SpinReader reader_;  // owns the read fd; waits on it by the spin policy

@@ -97,6 +97,7 @@ void Occupier::run() noexcept {
         const std::optional<std::uint64_t> now_switches = thread_context_switches();
         turn = !now_switches || !switches || *now_switches != *switches;
         switches = now_switches;
+        if (!turn) stolen_.fetch_add(1, std::memory_order_relaxed);
       }
       if (turn && (after - t > std::chrono::nanoseconds(kContendedSlice).count() || ++turns > kTurnsPerCycle)) {
         // Let go: another task wanted this CPU. The reader sees the count and

@@ -63,6 +63,10 @@ class Occupier {
   /// Cycle after cycle, that task is the peer, stuck on the CPU we keep
   /// busy (see move_to_cpu).
   std::uint64_t shared() const noexcept { return shared_.load(std::memory_order_relaxed); }
+  /// Yields that came back more than kSharedYield late without the thread
+  /// switched out: the host's or interrupts' time, neither a turn nor
+  /// contention (thread_context_switches).
+  std::uint64_t stolen() const noexcept { return stolen_.load(std::memory_order_relaxed); }
   /// The CPU it last ran on while occupying, and the caller's CPU it was
   /// keeping away from at that moment; -1 before it ran.
   int cpu() const noexcept { return where().first; }
@@ -107,6 +111,7 @@ class Occupier {
   int pinned_away_ = -2;                      // the CPU the thread is pinned away from (poker's thread only)
   std::atomic<std::uint64_t> contentions_{0};
   std::atomic<std::uint64_t> shared_{0};
+  std::atomic<std::uint64_t> stolen_{0};   // slow yields without a switch
   std::atomic<int> pin_{-1};                  // the CPU poke() last pinned it away from
   std::atomic<std::uint64_t> where_{~std::uint64_t{0}};  // {cpu, avoided} as two 32-bit halves
   std::atomic<std::uint64_t> occupied_ns_{0};

@@ -400,6 +400,12 @@ int SyncRpcChannel::close() {
   return s.child.wait();
 }
 
+void SyncRpcChannel::kill_child() {
+  if (!state_ || !state_->spawned || state_->child.pid() < 0) return;
+  state_->child.kill(SIGKILL);
+  state_->child.wait();
+}
+
 ChannelStats SyncRpcChannel::stats() const {
   if (!state_ || !state_->channel) return {};
   return state_->channel->stats();

@@ -173,6 +173,15 @@ class SyncRpcChannel {
   /// from inside a callback.
   int close();
 
+  /// Kills the child (SIGKILL) and reaps it now, leaving the channel as it
+  /// is: allowed from inside a callback, where close() is not. A request in
+  /// progress then ends with ChildExited, and close() returns the child's
+  /// wait status. For a process that ends while a callback runs (the Node
+  /// binding, process.exit() there): no child is left behind, not even as a
+  /// zombie for an init that does not reap. Nothing without a child, or
+  /// once it is reaped. Throws std::system_error if kill or waitpid fails.
+  void kill_child();
+
   /// The child's pid until it is reaped (by close(), or when ChildExited
   /// reports its end); -1 after.
   int pid() const noexcept;

@@ -33,6 +33,13 @@ bool ensure_fifo(const std::string& path) {
   return false;
 }
 
+// Whether both paths name one file (device and inode).
+bool same_file(const std::string& a, const std::string& b) {
+  struct stat sa {}, sb {};
+  return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
+}
+
 UniqueFd open_fifo(const std::string& path, int flags) {
   const int fd = check_syscall([&] { return ::open(path.c_str(), flags | O_CLOEXEC); }, "open", -1);
   if (fd < 0) fail(errno, path);
@@ -46,6 +53,13 @@ class FifoTransport final : public Transport {
     try {
       if (ensure_fifo(in_path_)) files_.add(in_path_);
       if (ensure_fifo(out_path_)) files_.add(out_path_);
+      // Two spellings of one FIFO (`/tmp/q` and `/tmp//q`, a symlink, a
+      // relative path) pass the command line's string check; the server
+      // would then read its own replies (found by a break-it pass).
+      if (same_file(in_path_, out_path_)) {
+        fail(EINVAL, out_path_, ("it is the same FIFO as --fifo-in " + in_path_ +
+                                 ", so the server would read its own replies").c_str());
+      }
       // A reader on the request FIFO from the start: the client's open for
       // writing then succeeds at once, whichever FIFO it opens first.
       early_reader_ = open_fifo(in_path_, O_RDONLY | O_NONBLOCK);

@@ -104,10 +104,15 @@ void ChannelCore::end_now() noexcept {
     // An unreaped child exists (at worst as a zombie), so this cannot hit
     // another process; close() then reaps it at once.
     if (const int child = channel_.pid(); child > 0) ::kill(child, SIGKILL);
-    channel_.close();
-  } catch (const std::logic_error&) {
-    // From inside a callback (process.exit() there): the child has its
-    // SIGKILL and the process is ending; init reaps it. Nothing to report.
+    if (in_request_) {
+      // From inside a callback (process.exit() there): the channel is in
+      // use below us and cannot be closed, but its child can be reaped, so
+      // that none is left as a zombie where init does not reap (found by a
+      // break-it pass in a container).
+      channel_.kill_child();
+    } else {
+      channel_.close();
+    }
   } catch (const std::exception& e) {
     // Never waits: the host's stderr may be a full pipe nobody reads.
     write_stderr_without_waiting(std::string("spinrpc: cannot end a SyncRpcChannel: ") + e.what() + "\n");

@@ -606,8 +606,9 @@ describe("SyncRpcChannel", () => {
       assert.equal(pids.length, 2, run.stdout + run.stderr);
       for (const pid of pids) await waitGone(pid, `child of a node that ended with ${JSON.stringify(ending)}`);
     }
-    // process.exit() from inside a callback: the child is ended, and
-    // nothing claims it could not be.
+    // process.exit() from inside a callback: the child is ended and reaped
+    // (not left a zombie for init, which here does not reap), and nothing
+    // claims it could not be.
     const inCallback = `
       import { SyncRpcChannel } from ${JSON.stringify(pathToFileURL(INDEX).href)};
       const c = new SyncRpcChannel(${JSON.stringify(scriptedPeer().path)}, []);
@@ -617,7 +618,9 @@ describe("SyncRpcChannel", () => {
     const run = spawnSync(process.execPath, ["--input-type=module", "-e", inCallback], { encoding: "utf8", timeout: 30_000 });
     assert.equal(run.status, 3, run.stderr);
     assert.equal(run.stderr, "");
-    await waitGone(Number(run.stdout.trim()), "child of a node that exited inside a callback");
+    const child = Number(run.stdout.trim());
+    await waitGone(child, "child of a node that exited inside a callback");
+    assert.throws(() => process.kill(child, 0), { code: "ESRCH" }, `child ${child} left unreaped`);
   });
   test("a callback the engine stops (a worker's exit or terminate(), a vm timeout): no crash, the channel is broken", async () => {
     // node-addon-api used to abort the whole process here ("FATAL ERROR:

@@ -8,7 +8,9 @@
 #include <sys/wait.h>  // WIFEXITED, WEXITSTATUS, WIFSIGNALED, WTERMSIG
 #include <unistd.h>    // ::write
 
+#include <algorithm>  // std::count
 #include <fstream>    // std::ifstream
+#include <vector>     // std::vector
 #include <stdexcept>  // std::logic_error
 #include <string>     // std::string
 
@@ -18,6 +20,7 @@
 #include "client-shim/sync_rpc_channel.h"
 #include "protocol/protocol_error.h"
 #include "server_test_util.h"
+#include "tests/support/sanitizers.h"
 
 namespace {
 
@@ -135,6 +138,56 @@ TEST_CASE("spinrpc-server with --max-message-bytes 1000 refuses a 5011-byte fram
   CHECK(err.read() ==
         "api: invalid request: message of 5011 bytes exceeds the limit of 1000 bytes (max message size)\n");
   CHECK(spinrpc::test::read_to_eof(from_server.read_end.get()) == std::string());
+}
+
+// Skipped under sanitizers: their shadow memory needs more address space
+// than the limit leaves.
+TEST_CASE("spinrpc-server that cannot allocate a frame within its limit says so in one line and exits 1, in both protocols" *
+          doctest::skip(spinrpc::test::kUnderAddressSanitizer || spinrpc::test::kUnderThreadSanitizer)) {
+  // Under `ulimit -v` a 200 MiB frame (under the default 256 MiB limit)
+  // cannot be allocated: std::bad_alloc had ended the server with SIGABRT
+  // (status 134; found by a break-it pass).
+  struct Case {
+    const char* name;
+    std::vector<std::string> args;
+    std::vector<std::byte> input;  // empty: the async body below
+  };
+  const std::uint32_t body = 200u << 20;
+  const std::vector<Case> cases{
+      {"sync", {"--api"},
+       spinrpc::test::concat({spinrpc::test::raw({0x93, 0x01, 0xc4, 0x04, 'e', 'c', 'h', 'o', 0xc6,
+                                                  static_cast<int>(body >> 24), static_cast<int>((body >> 16) & 0xff), 0, 0}),
+                              spinrpc::test::raw({'a', 'b', 'c'})})},
+      {"async", {"--api", "--async"}, {}},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.name);
+    std::vector<std::byte> input = c.input;
+    if (input.empty()) {
+      const std::string text = "Content-Length: " + std::to_string(body) + "\r\n\r\n{\"a\"";
+      for (const char ch : text) input.push_back(static_cast<std::byte>(ch));
+    }
+    spinrpc::test::TempFile err("stderr");
+    spinrpc::PipePair to_server = spinrpc::make_pipe();
+    spinrpc::PipePair from_server = spinrpc::make_pipe();
+    std::vector<std::string> args{"-c", "ulimit -v 150000 && exec \"$0\" \"$@\"", spinrpc::test::bin_path("spinrpc-server")};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    spinrpc::ChildProcess server = spinrpc::test::spawn_with_stderr("/bin/sh", args, to_server.read_end.get(),
+                                                                     from_server.write_end.get(), err);
+    to_server.read_end.reset();
+    from_server.write_end.reset();
+    REQUIRE(::write(to_server.write_end.get(), input.data(), input.size()) == static_cast<ssize_t>(input.size()));
+    to_server.write_end.reset();
+    const std::optional<int> status = server.try_wait_for(spinrpc::test::kHangGuard);
+    REQUIRE(status.has_value());
+    CHECK(WIFEXITED(*status));
+    CHECK(WEXITSTATUS(*status) == 1);
+    const std::string text = err.read();
+    CHECK(text.rfind("spinrpc-server: cannot allocate ", 0) == 0);
+    CHECK(text.find("bytes to read a message of ") != std::string::npos);
+    CHECK(text.find("Cannot allocate memory\n") != std::string::npos);
+    CHECK(std::count(text.begin(), text.end(), '\n') == 1);
+  }
 }
 
 }  // namespace

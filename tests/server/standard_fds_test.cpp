@@ -240,6 +240,42 @@ TEST_CASE("spinrpc-server started with fds 0, 1 and 2 closed ends as with /dev/n
   CHECK(exited_with(server.wait(), 0));  // stdin /dev/null: EOF between messages
 }
 
+TEST_CASE("spinrpc-server whose stdout is /dev/full or stdin a directory names the fd and the error in one line, exit 1") {
+  // tsgo panics on the failed write (exit 2) and says `read /dev/stdin: is
+  // a directory` (docs/PROTOCOL.md#os-errors).
+  struct Case {
+    const char* name;
+    const char* in_path;
+    int in_flags;
+    const char* out_path;
+    std::string expected;
+  };
+  const std::vector<Case> cases{
+      {"stdout /dev/full", nullptr, 0, "/dev/full", "spinrpc-server: cannot write to fd 1: No space left on device\n"},
+      {"stdin a directory", "/", O_RDONLY | O_DIRECTORY, "/dev/null", "spinrpc-server: cannot read from fd 0: Is a directory\n"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.name);
+    PipePair requests = make_pipe();
+    UniqueFd in = c.in_path ? UniqueFd(::open(c.in_path, c.in_flags | O_CLOEXEC)) : std::move(requests.read_end);
+    REQUIRE(in);
+    UniqueFd out(::open(c.out_path, O_WRONLY | O_CLOEXEC));
+    REQUIRE(out);
+    PipePair err = make_pipe();
+    Process server({bin_path("spinrpc-server"), "--api"}, in.get(), out.get(), err.write_end.get());
+    in.reset();
+    out.reset();
+    err.write_end.reset();
+    if (!c.in_path) {
+      write_all(requests.write_end.get(), raw({0x93, 0x01, 0xc4, 0x04, 'e', 'c', 'h', 'o', 0xc4, 0x02, 'h', 'i'}));
+    }
+    const std::optional<std::string> text = read_to_eof(err.read_end.get());
+    REQUIRE(text.has_value());
+    CHECK(*text == c.expected);
+    CHECK(exited_with(server.wait(), 1));
+  }
+}
+
 // ── kind 1: descriptors left as found ───────────────────────────────────
 
 TEST_CASE("stdin's O_NONBLOCK is left as found on EOF, on an error and on SIGTERM/SIGINT, spinning or not") {

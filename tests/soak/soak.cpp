@@ -31,6 +31,7 @@
 #include <vector>     // std::vector
 
 #include "client-shim/sync_rpc_channel.h"
+#include "tests/support/sanitizers.h"
 #include "tests/support/splitmix64.h"
 
 namespace {
@@ -42,17 +43,7 @@ constexpr long kMaxGrowthKib = 1024;
 // sit in its quarantine and fake stack frames (detect_stack_use_after_return)
 // touch new pages for a long while, so RSS creeps up with no leak at all.
 // There the growth is printed but not judged; LeakSanitizer checks leaks.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kUnderAddressSanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kUnderAddressSanitizer = true;
-#else
-constexpr bool kUnderAddressSanitizer = false;
-#endif
-#else
-constexpr bool kUnderAddressSanitizer = false;
-#endif
+using spinrpc::test::kUnderAddressSanitizer;
 
 using Rng = spinrpc::test::SplitMix64;
 

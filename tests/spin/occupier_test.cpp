@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include <sched.h>   // ::sched_getcpu
+#include <sched.h>   // ::sched_getcpu, ::sched_setscheduler
 #include <unistd.h>  // ::getpid
 
 #include <chrono>
@@ -11,6 +11,7 @@
 
 #include "channel/occupier.h"
 #include "tests/support/cpu_holding_signals.h"
+#include "tests/support/sanitizers.h"
 #include "tests/support/proc.h"
 
 namespace {
@@ -32,23 +33,27 @@ pid_t occupier_tid() {
 
 }  // namespace
 
-TEST_CASE("Occupier takes a slow yield without a context switch for neither a turn nor contention") {
+// Skipped under TSan, which defers a signal to its next safe point.
+TEST_CASE("Occupier takes a slow yield without a context switch for neither a turn nor contention" * doctest::skip(spinrpc::test::kUnderThreadSanitizer)) {
   // While it occupies for 30 ms, a timer signals its thread every 250 µs
   // and the handler keeps that CPU 40 µs: slow yields in which no other
-  // task ran. Taken for turns, three in the cycle would make it let go
-  // (kTurnsPerCycle). A real task on its CPU meanwhile (ctest -j2) would be
-  // a turn, so a few tries are allowed; without the switch check every try
-  // lets go.
+  // task ran, counted in stolen(). Taken for turns, three in a cycle would
+  // make it let go (kTurnsPerCycle) within a millisecond, and stolen()
+  // would stay 0. Real tasks on its CPU meanwhile are turns and contention
+  // as before, so where it may (root) the test makes the thread SCHED_FIFO,
+  // which no ordinary task preempts (a busy loop on every CPU made it let go
+  // at its first yield otherwise), and allows a few pokes.
   if (std::thread::hardware_concurrency() < 2) return;  // it cannot occupy
   Occupier occupier(30ms);
   REQUIRE(occupier.start());
   pid_t tid = 0;
   REQUIRE(spinrpc::test::eventually([&] { return (tid = occupier_tid()) > 0; }));
+  sched_param fifo{};
+  fifo.sched_priority = 1;
+  const bool realtime = ::sched_setscheduler(tid, SCHED_FIFO, &fifo) == 0;
   spinrpc::test::CpuHoldingSignals signals(tid);
-  bool clean = false;
-  for (int attempt = 0; attempt < 5 && !clean; ++attempt) {
+  for (int attempt = 0; attempt < 5 && occupier.stolen() == 0; ++attempt) {
     const std::uint64_t contentions = occupier.contentions();
-    const std::uint64_t shared = occupier.shared();
     const std::uint64_t occupied = occupier.occupied_us();
     signals.start(250us);
     REQUIRE(occupier.poke(::sched_getcpu()));
@@ -62,7 +67,10 @@ TEST_CASE("Occupier takes a slow yield without a context switch for neither a tu
       return ran && occupier.occupied_us() == before;
     }));
     signals.stop();
-    clean = occupier.contentions() == contentions && occupier.shared() == shared;
   }
-  CHECK(clean);
+  if (realtime) {
+    const sched_param normal{};
+    ::sched_setscheduler(tid, SCHED_OTHER, &normal);
+  }
+  CHECK(occupier.stolen() > 0);
 }

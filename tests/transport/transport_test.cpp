@@ -10,7 +10,8 @@
 #include <sys/wait.h>    // ::waitpid
 #include <unistd.h>      // ::close, ::write
 
-#include <fstream>       // std::ofstream
+#include <fstream>       // std::ofstream, std::ifstream
+#include <iterator>      // std::istreambuf_iterator
 #include <future>        // std::async
 #include <thread>        // std::this_thread
 #include <string>        // std::string
@@ -306,6 +307,55 @@ TEST_CASE("spinrpc-server on a socket ends when the client disconnects in the mi
     CHECK(end.stderr_text == "scripted_server: the client closed the connection during a Call; the request is not answered\n");
     CHECK_FALSE(file_exists(path));
   }
+}
+
+TEST_CASE("spinrpc-server removes only the files it created: one put in their place since is left as it is") {
+  // Found by a break-it pass: the FIFO (or socket) path removed and a
+  // regular file written there mid-session, the server unlinked that file
+  // when it ended.
+  TempDir dir;
+  const auto replace_with_data = [](const std::string& path) {
+    REQUIRE(::unlink(path.c_str()) == 0);
+    std::ofstream(path) << "precious data";
+  };
+  const auto content = [](const std::string& path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  SUBCASE("FIFOs, the client leaves") {
+    const std::string in = dir / "requests", out = dir / "replies";
+    ServerProcess server(bin_path("spinrpc-server"), {"--api", "--fifo-in", in, "--fifo-out", out});
+    auto channel = SyncRpcChannel::connect_fifos(in, out);
+    CHECK(channel.request("echo", "hi") == "hi");
+    replace_with_data(out);
+    channel.close();
+    const auto end = server.finish();
+    CHECK(exited_with(end.status, 0));
+    CHECK(content(out) == "precious data");
+    CHECK_FALSE(file_exists(in));  // its own, still there: removed
+  }
+  SUBCASE("socket, SIGTERM") {
+    const std::string path = dir / "api.sock";
+    ServerProcess server(bin_path("spinrpc-server"), {"--api", "--pipe", path});
+    auto channel = SyncRpcChannel::connect_socket(path);
+    CHECK(channel.request("echo", "hi") == "hi");
+    replace_with_data(path);
+    server.kill(SIGTERM);
+    const auto end = server.finish();
+    CHECK(exited_with(end.status, 128 + SIGTERM));
+    CHECK(content(path) == "precious data");
+  }
+}
+
+TEST_CASE("spinrpc-server refuses two spellings of one FIFO for --fifo-in and --fifo-out, leaving nothing behind") {
+  TempDir dir;
+  const std::string fifo = dir / "q";
+  const std::string same = std::string(dir / "") + "/q";  // one more slash
+  const auto end = run_server(bin_path("spinrpc-server"), {"--api", "--fifo-in", fifo, "--fifo-out", same});
+  CHECK(exited_with(end.status, 1));
+  CHECK(end.stderr_text == "spinrpc-server: cannot use FIFO " + same + ": it is the same FIFO as --fifo-in " + fifo +
+                               ", so the server would read its own replies: Invalid argument\n");
+  CHECK_FALSE(file_exists(fifo));
 }
 
 TEST_CASE("spinrpc-server ends on SIGTERM or SIGINT with a client connected, removing its files") {

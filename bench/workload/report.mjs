@@ -175,7 +175,7 @@ if (e2e.length) {
   if (e2e.some((r) => r.spin)) {
     say("", "The last three columns are the binding's `stats()` at the walk's end: suspensions of spinning, the waits that blocked while suspended " +
       "(each costs a wake-up), and the contentions (`spin_contended`: chiefly yields that came back over 20 µs late with the binding's thread switched out, another task on its CPU; " +
-      "each suspends spinning) and without (`stolen_yields`, over 3 µs: the host's or interrupts' time, not taken for contention; " +
+      "each suspends spinning) and the yields that came back late without a switch (`stolen_yields`, over 3 µs: the host's or interrupts' time, not taken for contention; " +
       "docs/SPIN-NOTES.md#a-late-yield-is-contention-only-if-another-task-ran). The pure-JS channel has no counters.");
   }
   say("");

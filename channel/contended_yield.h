@@ -32,20 +32,44 @@ inline constexpr std::chrono::microseconds kSharedYield{3};
 /// from its first try (docs/SPIN-NOTES.md#yield-after-a-few-microseconds).
 inline constexpr std::chrono::microseconds kYieldAfter{3};
 
-/// How many times the calling thread has been switched off its CPU
+/// Whether the calling thread was switched off its CPU between two looks
 /// (voluntary and involuntary context switches; getrusage RUSAGE_THREAD,
-/// ~0.2 µs). A slow yield during which this did not change ran no other task
+/// ~0.2 µs a look). A slow yield during which it was not ran no other task
 /// of this system on our CPU: the time went to the hypervisor (a vCPU
 /// descheduled by its host) or to interrupts, which no spinner here takes
 /// from anyone and blocking would not give back
 /// (docs/SPIN-NOTES.md#a-late-yield-is-contention-only-if-another-task-ran).
 /// A yield that hands the CPU to another task counts as an involuntary
-/// switch. Never throws; std::nullopt if the kernel refuses (a caller then
-/// takes every slow yield for a switch, as if it could not tell).
-inline std::optional<std::uint64_t> thread_context_switches() noexcept {
-  rusage usage{};
-  if (::getrusage(RUSAGE_THREAD, &usage) != 0) return std::nullopt;
-  return static_cast<std::uint64_t>(usage.ru_nvcsw) + static_cast<std::uint64_t>(usage.ru_nivcsw);
-}
+/// switch. The spin loop and the occupier judge their slow yields by it.
+/// One thread; never throws.
+class ContextSwitchWatch {
+ public:
+  /// Takes the count now (the spin loop: before a wait's first yield).
+  void mark() noexcept {
+    count_ = count();
+    marked_ = true;
+  }
+  bool marked() const noexcept { return marked_; }
+  /// Whether the thread was switched out since mark() or the last call,
+  /// and marks anew. True when a count is unknown (the kernel refused):
+  /// then every slow yield is taken for a switch, as if this could not tell.
+  bool switched() noexcept {
+    const std::optional<std::uint64_t> now = count();
+    const bool switched = !now || !count_ || *now != *count_;
+    count_ = now;
+    marked_ = true;
+    return switched;
+  }
+
+ private:
+  static std::optional<std::uint64_t> count() noexcept {
+    rusage usage{};
+    if (::getrusage(RUSAGE_THREAD, &usage) != 0) return std::nullopt;
+    return static_cast<std::uint64_t>(usage.ru_nvcsw) + static_cast<std::uint64_t>(usage.ru_nivcsw);
+  }
+
+  std::optional<std::uint64_t> count_;
+  bool marked_ = false;
+};
 
 }  // namespace spinrpc

@@ -5,7 +5,6 @@
 
 #include <charconv>      // std::from_chars
 #include <filesystem>    // std::filesystem::directory_iterator
-#include <optional>      // std::optional
 #include <string>        // std::string
 #include <system_error>  // std::system_error, std::error_code
 
@@ -84,7 +83,8 @@ void Occupier::run() noexcept {
     // without one ran no other task here (the host or interrupts had the
     // time) and is neither a turn nor contention, as in the spin loop
     // (docs/SPIN-NOTES.md#a-late-yield-is-contention-only-if-another-task-ran).
-    std::optional<std::uint64_t> switches = thread_context_switches();
+    ContextSwitchWatch switches;
+    switches.mark();
     while (t < until_ns_.load(std::memory_order_relaxed) && !stop_.load(std::memory_order_relaxed)) {
       ::sched_yield();
       const std::int64_t after = now_ns();
@@ -93,11 +93,9 @@ void Occupier::run() noexcept {
         turns = 0;
       }
       bool turn = after - t > std::chrono::nanoseconds(kSharedYield).count();
-      if (turn) {
-        const std::optional<std::uint64_t> now_switches = thread_context_switches();
-        turn = !now_switches || !switches || *now_switches != *switches;
-        switches = now_switches;
-        if (!turn) stolen_.fetch_add(1, std::memory_order_relaxed);
+      if (turn && !switches.switched()) {
+        turn = false;
+        stolen_.fetch_add(1, std::memory_order_relaxed);
       }
       if (turn && (after - t > std::chrono::nanoseconds(kContendedSlice).count() || ++turns > kTurnsPerCycle)) {
         // Let go: another task wanted this CPU. The reader sees the count and

@@ -21,7 +21,7 @@ namespace spinrpc {
 /// it yields; a yield that comes back a time slice late, or more than
 /// kTurnsPerCycle short turns of others in one cycle, each with the thread
 /// switched out (a slow yield without a switch is the host's or
-/// interrupts' time: thread_context_switches), mean another task
+/// interrupts' time: ContextSwitchWatch), mean another task
 /// wants that CPU, and it lets go at once (contentions()) and sleeps until
 /// the next poke. It never spins longer than `hold` past the last poke, and sleeps on
 /// a futex otherwise. The thread starts with start() (SpinReader calls it
@@ -65,7 +65,7 @@ class Occupier {
   std::uint64_t shared() const noexcept { return shared_.load(std::memory_order_relaxed); }
   /// Yields that came back more than kSharedYield late without the thread
   /// switched out: the host's or interrupts' time, neither a turn nor
-  /// contention (thread_context_switches).
+  /// contention (ContextSwitchWatch).
   std::uint64_t stolen() const noexcept { return stolen_.load(std::memory_order_relaxed); }
   /// The CPU it last ran on while occupying, and the caller's CPU it was
   /// keeping away from at that moment; -1 before it ran.

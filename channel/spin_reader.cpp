@@ -315,11 +315,10 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len, WaitFor wait_
   // CPUs: docs/SPIN-NOTES.md#yield-after-a-few-microseconds).
   const Clock::time_point yield_from = shared_waits_ > 0 ? start : start + kYieldAfter;
   bool shared = false;  // a yield let another task's short turn run
-  // Our context switches before the first yield, then after each slow one:
-  // read once per wait that gets as far as yielding, off the path of a
-  // reply that comes within kYieldAfter.
-  std::optional<std::uint64_t> switches;
-  bool switches_read = false;
+  // Our context switches, marked before the first yield (once per wait that
+  // gets as far as yielding, off the path of a reply that comes within
+  // kYieldAfter) and looked at after each slow one.
+  ContextSwitchWatch switches;
   for (;;) {
     const long n = try_read(buf, len);
     if (n >= 0) {
@@ -340,10 +339,7 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len, WaitFor wait_
     // spinning. Yielding hands the CPU to a runnable peer and costs one
     // cheap syscall when there is none: p50 1.9-2.5 us in the same runs
     // (docs/SPIN-NOTES.md).
-    if (!switches_read) {
-      switches = thread_context_switches();
-      switches_read = true;
-    }
+    if (!switches.marked()) switches.mark();
     const Clock::time_point before_yield = Clock::now();
     ::sched_yield();
     const Clock::time_point after_yield = Clock::now();
@@ -354,10 +350,7 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len, WaitFor wait_
       // real walk 143 of 235 late yields were of that kind, and each
       // backed spinning off for up to kMaxWaitsToResume blocked waits;
       // docs/SPIN-NOTES.md#a-late-yield-is-contention-only-if-another-task-ran).
-      const std::optional<std::uint64_t> now_switches = thread_context_switches();
-      const bool switched = !now_switches || !switches || *now_switches != *switches;
-      switches = now_switches;
-      if (!switched) {
+      if (!switches.switched()) {
         ++stats_.stolen_yields;
       } else if (after_yield - before_yield > kContendedYield) {
         // Branch: the yield gave the CPU away for a while, so another task

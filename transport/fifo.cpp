@@ -53,7 +53,7 @@ class FifoTransport final : public Transport {
     try {
       if (ensure_fifo(in_path_)) files_.add(in_path_);
       if (ensure_fifo(out_path_)) files_.add(out_path_);
-      // Two spellings of one FIFO (`/tmp/q` and `/tmp//q`, a symlink, a
+      // Two spellings of one FIFO (`dir/q` and `dir//q`, a symlink, a
       // relative path) pass the command line's string check; the server
       // would then read its own replies (found by a break-it pass).
       if (same_file(in_path_, out_path_)) {

@@ -8,6 +8,7 @@
 #include <charconv>      // std::from_chars
 #include <system_error>  // std::errc
 
+#include "channel/peer_process.h"  // stat_fields_from_state
 #include "channel/syscall.h"
 
 namespace spinrpc {
@@ -42,11 +43,7 @@ long CpuLoadProbe::runnable_in(std::string_view line) noexcept {
 }
 
 bool CpuLoadProbe::running_in_stat(std::string_view line) noexcept {
-  // "TID (comm) S ...": the name may hold spaces and parentheses, so the
-  // state is the first field after the last ')'.
-  const std::size_t close = line.rfind(')');
-  if (close == std::string_view::npos || close + 2 >= line.size() || line[close + 1] != ' ') return false;
-  return line[close + 2] == 'R';
+  return stat_fields_from_state(line).starts_with('R');
 }
 
 void CpuLoadProbe::discount(int pid, int tid) noexcept {

@@ -30,12 +30,8 @@ int stat_field(int pid, int field) noexcept {
   try {
     const std::optional<std::string> stat = read_small_file("/proc/" + std::to_string(pid) + "/stat", 1024);
     if (!stat) return -1;
-    // "PID (comm) S ...": comm may hold spaces and parentheses; the fields
-    // after the last ')' are plain numbers. Field 3 (state) follows ") ".
-    const std::size_t close = stat->rfind(')');
-    if (close == std::string::npos || close + 2 >= stat->size()) return -1;
-    std::string_view rest(*stat);
-    rest.remove_prefix(close + 2);
+    std::string_view rest = stat_fields_from_state(*stat);
+    if (rest.empty()) return -1;
     for (int at = 3; at < field; ++at) {
       const std::size_t space = rest.find(' ');
       if (space == std::string_view::npos) return -1;
@@ -50,6 +46,12 @@ int stat_field(int pid, int field) noexcept {
 }
 
 }  // namespace
+
+std::string_view stat_fields_from_state(std::string_view line) noexcept {
+  const std::size_t close = line.rfind(')');
+  if (close == std::string_view::npos || close + 2 >= line.size() || line[close + 1] != ' ') return {};
+  return line.substr(close + 2);
+}
 
 int last_cpu_of(int pid) noexcept { return stat_field(pid, 39); }
 

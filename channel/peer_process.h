@@ -1,6 +1,14 @@
 #pragma once
 
+#include <string_view>  // std::string_view
+
 namespace spinrpc {
+
+/// A /proc/PID/stat (or task/TID/stat) line from field 3, the state, on:
+/// "PID (comm) S ..." where comm may hold spaces and parentheses, so the
+/// plain fields start after the last ')'. Empty when the line does not
+/// parse. Shared by these helpers and CpuLoadProbe.
+std::string_view stat_fields_from_state(std::string_view line) noexcept;
 
 // What the kernel tells about the process at the other end of a reader's
 // descriptor, for a server that follows its blocking peer's CPU while the

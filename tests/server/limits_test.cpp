@@ -150,23 +150,22 @@ TEST_CASE("spinrpc-server that cannot allocate a frame within its limit says so 
   struct Case {
     const char* name;
     std::vector<std::string> args;
-    std::vector<std::byte> input;  // empty: the async body below
+    std::vector<std::byte> input;
   };
   const std::uint32_t body = 200u << 20;
+  const std::string async_input = "Content-Length: " + std::to_string(body) + "\r\n\r\n{\"a\"";
   const std::vector<Case> cases{
       {"sync", {"--api"},
        spinrpc::test::concat({spinrpc::test::raw({0x93, 0x01, 0xc4, 0x04, 'e', 'c', 'h', 'o', 0xc6,
                                                   static_cast<int>(body >> 24), static_cast<int>((body >> 16) & 0xff), 0, 0}),
                               spinrpc::test::raw({'a', 'b', 'c'})})},
-      {"async", {"--api", "--async"}, {}},
+      {"async", {"--api", "--async"},
+       {reinterpret_cast<const std::byte*>(async_input.data()),
+        reinterpret_cast<const std::byte*>(async_input.data() + async_input.size())}},
   };
   for (const Case& c : cases) {
     CAPTURE(c.name);
-    std::vector<std::byte> input = c.input;
-    if (input.empty()) {
-      const std::string text = "Content-Length: " + std::to_string(body) + "\r\n\r\n{\"a\"";
-      for (const char ch : text) input.push_back(static_cast<std::byte>(ch));
-    }
+    const std::vector<std::byte>& input = c.input;
     spinrpc::test::TempFile err("stderr");
     spinrpc::PipePair to_server = spinrpc::make_pipe();
     spinrpc::PipePair from_server = spinrpc::make_pipe();

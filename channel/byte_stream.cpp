@@ -330,12 +330,13 @@ ssize_t ByteStream::write_once(const iovec* iov, int count) {
       return ::sendmsg(out_.get(), &message, MSG_DONTWAIT | MSG_NOSIGNAL);
     }
     case WriteWith::own_nonblocking:
-      return count == 1 ? ::write(nonblocking_out_.get(), iov->iov_base, iov->iov_len)
+      return count == 1 ? write_uncancellable(nonblocking_out_.get(), iov->iov_base, iov->iov_len)
                         : ::writev(nonblocking_out_.get(), iov, count);
     case WriteWith::as_found:
       break;
   }
-  return count == 1 ? ::write(out_.get(), iov->iov_base, iov->iov_len) : ::writev(out_.get(), iov, count);
+  return count == 1 ? write_uncancellable(out_.get(), iov->iov_base, iov->iov_len)
+                    : ::writev(out_.get(), iov, count);
 }
 
 void ByteStream::wait_until_writable() {

@@ -9,6 +9,7 @@
 #include <system_error>  // std::system_error, std::error_code
 
 #include "channel/contended_yield.h"
+#include "channel/descriptor_table.h"
 #include "channel/syscall.h"
 
 
@@ -72,6 +73,10 @@ bool Occupier::poke(int avoid_cpu) noexcept {
 }
 
 void Occupier::run() noexcept {
+  // This thread reads and writes no fd; sharing the table would cost the
+  // reader's every read(2) and write(2) a reference count
+  // (channel/descriptor_table.h).
+  leave_descriptor_table();
   std::uint32_t seen = pokes_.load();
   while (!stop_.load(std::memory_order_relaxed)) {
     // Occupy until `hold` after the last poke: yield between checks, so any

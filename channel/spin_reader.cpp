@@ -199,7 +199,7 @@ long SpinReader::try_read(std::byte* buf, std::size_t len) {
   if (try_with_ == TryWith::own_nonblocking || try_with_ == TryWith::recv_dontwait) {
     ssize_t n;
     do {
-      n = try_with_ == TryWith::own_nonblocking ? ::read(nonblocking_.get(), buf, len)
+      n = try_with_ == TryWith::own_nonblocking ? read_uncancellable(nonblocking_.get(), buf, len)
                                                  : ::recv(fd_.get(), buf, len, MSG_DONTWAIT);
     } while (n < 0 && errno == EINTR);
     if (n >= 0) return n;

@@ -3,10 +3,17 @@
 // it with a hang guard instead of a time: tests wait for a state the kernel
 // reports, never for a duration they hope is long enough.
 
-#include <chrono>   // std::chrono
-#include <fstream>  // std::ifstream
-#include <string>   // std::string
-#include <thread>   // std::this_thread
+#include <linux/kcmp.h>    // KCMP_FILES
+#include <sys/syscall.h>   // SYS_kcmp
+#include <unistd.h>        // ::syscall
+
+#include <chrono>      // std::chrono
+#include <filesystem>  // std::filesystem::directory_iterator
+#include <fstream>     // std::ifstream
+#include <optional>    // std::optional
+#include <string>      // std::string
+#include <thread>      // std::this_thread
+#include <vector>      // std::vector
 
 namespace spinrpc::test {
 
@@ -85,5 +92,26 @@ inline bool catches_signal(int pid, int sig) { return in_signal_mask(pid, "SigCg
 // Whether process `pid`'s main thread blocks signal `sig` (SigBlk): a signal
 // sent from then on waits, pending, instead of being lost or acted on.
 inline bool blocks_signal(int pid, int sig) { return in_signal_mask(pid, "SigBlk:", sig); }
+
+// The thread ids of process `pid` (/proc/PID/task), the main thread's
+// (= pid) among them; empty once it is gone.
+inline std::vector<int> tasks_of(int pid) {
+  std::vector<int> tids;
+  std::error_code ec;
+  const std::filesystem::path dir = "/proc/" + std::to_string(pid) + "/task";
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    tids.push_back(std::stoi(it->path().filename().string()));
+  }
+  return tids;
+}
+
+// Whether threads `a` and `b` (any process's) share one descriptor table
+// (kcmp(2), KCMP_FILES), or std::nullopt when the kernel will not say (no
+// kcmp, or no ptrace access to them: the caller skips).
+inline std::optional<bool> share_descriptor_table(int a, int b) {
+  const long r = ::syscall(SYS_kcmp, a, b, KCMP_FILES, 0UL, 0UL);
+  if (r < 0) return std::nullopt;
+  return r == 0;
+}
 
 }  // namespace spinrpc::test

@@ -41,7 +41,10 @@ inline void serve_async_in_process(Server& server, JsonRpcChannel& channel) { se
 ///   130/143  SIGINT/SIGTERM (files removed; quiet unless a request or a
 ///      message was cut short, then one line).
 /// Fds 0-2 that are closed at start get /dev/null; their flags are never
-/// changed.
+/// changed. Meant to own the process: once the connection is open, the
+/// calling thread takes a descriptor table of its own (unshare(2)), so
+/// threads the application started before no longer see the fds it opens
+/// or closes from then on (channel/descriptor_table.h).
 /// `program` names the executable in messages. `serve_async` null: this
 /// executable has no --async, which then exits 1 with one line. Returns
 /// the exit status.

@@ -2,10 +2,10 @@
 
 #include <fcntl.h>       // ::vmsplice, O_WRONLY
 #include <poll.h>        // ::poll
-#include <sys/socket.h>  // ::sendmsg, MSG_DONTWAIT, MSG_NOSIGNAL
+#include <sys/socket.h>  // msghdr, MSG_DONTWAIT, MSG_NOSIGNAL
 #include <sys/stat.h>    // ::fstat, S_ISFIFO, S_ISSOCK
 #include <sys/uio.h>     // ::writev
-#include <unistd.h>      // ::write
+#include <unistd.h>      // ssize_t
 
 #include <algorithm>  // std::max, std::min
 #include <bit>        // std::bit_ceil
@@ -327,7 +327,7 @@ ssize_t ByteStream::write_once(const iovec* iov, int count) {
       msghdr message{};
       message.msg_iov = const_cast<iovec*>(iov);
       message.msg_iovlen = static_cast<std::size_t>(count);
-      return ::sendmsg(out_.get(), &message, MSG_DONTWAIT | MSG_NOSIGNAL);
+      return sendmsg_uncancellable(out_.get(), &message, MSG_DONTWAIT | MSG_NOSIGNAL);
     }
     case WriteWith::own_nonblocking:
       return count == 1 ? write_uncancellable(nonblocking_out_.get(), iov->iov_base, iov->iov_len)

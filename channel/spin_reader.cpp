@@ -1,7 +1,7 @@
 #include "channel/spin_reader.h"
 
 #include <fcntl.h>   // ::fcntl, O_RDONLY
-#include <sys/socket.h>  // ::recv, MSG_DONTWAIT
+#include <sys/socket.h>  // MSG_DONTWAIT
 #include <sys/stat.h>  // ::fstat, S_ISFIFO, S_ISSOCK
 #include <sys/uio.h>  // ::preadv2, RWF_NOWAIT
 #include <poll.h>    // ::poll
@@ -200,7 +200,7 @@ long SpinReader::try_read(std::byte* buf, std::size_t len) {
     ssize_t n;
     do {
       n = try_with_ == TryWith::own_nonblocking ? read_uncancellable(nonblocking_.get(), buf, len)
-                                                 : ::recv(fd_.get(), buf, len, MSG_DONTWAIT);
+                                                 : recv_uncancellable(fd_.get(), buf, len, MSG_DONTWAIT);
     } while (n < 0 && errno == EINTR);
     if (n >= 0) return n;
     if (errno == EAGAIN || errno == EWOULDBLOCK) return -1;

@@ -5,7 +5,8 @@
 #include <optional>  // std::optional
 #include <string>    // std::string
 
-#include <sys/syscall.h>  // SYS_read, SYS_write
+#include <sys/socket.h>   // struct msghdr
+#include <sys/syscall.h>  // SYS_read, SYS_write, SYS_recvfrom, SYS_sendmsg
 #include <sys/types.h>    // ssize_t
 #include <unistd.h>       // ::syscall
 
@@ -67,6 +68,13 @@ inline ssize_t read_uncancellable(int fd, void* buf, std::size_t len) noexcept {
 }
 inline ssize_t write_uncancellable(int fd, const void* buf, std::size_t len) noexcept {
   return ::syscall(SYS_write, fd, buf, len);
+}
+/// The same for a socket: recv(2) and sendmsg(2).
+inline ssize_t recv_uncancellable(int fd, void* buf, std::size_t len, int flags) noexcept {
+  return ::syscall(SYS_recvfrom, fd, buf, len, flags, nullptr, nullptr);
+}
+inline ssize_t sendmsg_uncancellable(int fd, const struct msghdr* message, int flags) noexcept {
+  return ::syscall(SYS_sendmsg, fd, message, flags);
 }
 
 /// The one retry rule for system calls (docs/CONVENTIONS.md#system-calls). Runs `call` (which

@@ -36,6 +36,7 @@ namespace spinrpc {
   X(placement_unshares, "times the reader blocked once to leave a CPU a spinning peer shared")  \
   X(placement_follows, "times a suspended reader moved to the CPU its peer last ran on")        \
   X(occupier_contentions, "times the occupier let go: another task wanted its CPU")            \
+  X(occupier_stolen_yields, "the occupier's yields that came back late with no other task run on its CPU: not contention") \
   X(occupied_time_us, "wall µs the occupier spent keeping CPUs busy, yields included")          \
   X(lent_parts, "big message parts lent to a pipe (vmsplice) instead of copied into it")         \
   X(unlent_parts, "big parts copied although lending is on: the reader had not read the last")

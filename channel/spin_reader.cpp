@@ -167,6 +167,7 @@ void SpinReader::update_placement_stats() noexcept {
   stats_.placement_changes = placement_.changes();
   if (occupier_) {
     stats_.occupier_contentions = occupier_->contentions();
+    stats_.occupier_stolen_yields = occupier_->stolen();
     const auto [cpu, avoided] = occupier_->where();
     stats_.occupier_cpu = cpu;
     stats_.occupier_avoided_cpu = avoided;

@@ -16,12 +16,14 @@ namespace spinrpc {
 // spinrpc-server's helper threads cost its round trip ~0.1 µs
 // (docs/SPIN-NOTES.md#where-a-spun-round-trip-goes).
 
-/// For a thread that touches no file descriptor but stderr (the Occupier):
-/// gives up its share of the process's table for a copy of its own with
-/// every fd but 2 closed (close_range(2) with CLOSE_RANGE_UNSHARE), so that
-/// the threads it shared with keep the single-owner lookup. Closes nothing
-/// anyone else sees, and keeps no file open that they close. Returns false
-/// where the kernel cannot (before Linux 5.9): nothing changed then.
+/// For a thread that touches no file descriptor (the Occupier): gives up its
+/// share of the process's table for an empty one of its own (close_range(2)
+/// with CLOSE_RANGE_UNSHARE), so that the threads it shared with keep the
+/// single-owner lookup. Closes nothing anyone else sees, and keeps no file
+/// open that they close (stderr included: the thread writes nothing).
+/// Returns false where the kernel cannot (before Linux 5.9), and under a
+/// sanitizer, whose reports from the thread need stderr
+/// (channel/sanitizers.h): nothing changed then.
 bool leave_descriptor_table() noexcept;
 
 /// For the thread that serves in a process spinrpc owns (spinrpc-server's

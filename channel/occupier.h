@@ -27,8 +27,8 @@ namespace spinrpc {
 /// a futex otherwise. The thread starts with start() (SpinReader calls it
 /// at its first idle moment, off the path of a first reply; so that no
 /// request in steady state allocates), or else at the first poke, and
-/// sleeps until a poke. The thread holds no file descriptor but stderr: it
-/// leaves the process's descriptor table at birth, so that the reader's reads and
+/// sleeps until a poke. The thread holds no file descriptor: it leaves the
+/// process's descriptor table at birth, so that the reader's reads and
 /// writes stay the table's sole user's (channel/descriptor_table.h).
 ///
 /// WARNING: poke() from one thread at a time (the channel's reader).

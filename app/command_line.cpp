@@ -190,8 +190,10 @@ tsgo's flags:
                         MessagePack (the async client's protocol; docs/ASYNC.md)
 
 spinrpc's flags:
-  --fifo-in PATH        read requests from the FIFO at PATH (created 0600 if
-  --fifo-out PATH       missing, then removed at exit); write replies to the other
+  --fifo-in PATH        read requests from the FIFO at PATH
+  --fifo-out PATH       write replies to the FIFO at PATH (both given together;
+                        a missing FIFO is created 0600 and removed at exit, one
+                        that existed is left alone)
   --spin-us N           spin budget in µs before a read blocks; 0 = off
                         (default: TSGO_SYNC_SPIN_US, else 100; 0 with < 2 CPUs)
   --adaptive=0|1        suspend spinning after 3 waits over 1 ms, resume after

@@ -22,7 +22,8 @@
 #   scripts/bench.sh --smoke  a few seconds, tiny counts, not a measurement;
 #                             writes bench/out/smoke/REPORT.md, never
 #                             bench/REPORT.md. CI runs it (scripts/test.sh).
-# Any other argument goes to spinrpc-bench (--rounds=N, --benchmark_filter=RE).
+# Any other argument goes to spinrpc-bench (--rounds=N, --benchmark_filter=RE;
+# `build/bin/spinrpc-bench --help` lists them); --help prints this.
 # Raw output (JSON, per-request latencies, plot data) goes to bench/out/.
 #
 # Exit status: 0, or that of the first step that failed; 3 means a reply
@@ -34,6 +35,9 @@
 #   SPINRPC_BENCH_SERVER the server spinrpc-bench spawns (default: the
 #                       spinrpc-bench-server next to it: spinrpc-server plus benchWork)
 set -euo pipefail
+
+source "$(dirname "${BASH_SOURCE[0]}")/usage.sh"
+if help_requested "$@"; then print_header "${BASH_SOURCE[0]}"; exit 0; fi
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${SPINRPC_BUILD_DIR:-$ROOT/build}"

@@ -5,6 +5,9 @@
 #   SPINRPC_BUILD_TYPE  CMAKE_BUILD_TYPE for a fresh configure (default: RelWithDebInfo)
 set -euo pipefail
 
+source "$(dirname "${BASH_SOURCE[0]}")/usage.sh"
+if help_requested "$@"; then print_header "${BASH_SOURCE[0]}"; exit 0; fi
+
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${SPINRPC_BUILD_DIR:-$ROOT/build}"
 BUILD_TYPE="${SPINRPC_BUILD_TYPE:-RelWithDebInfo}"

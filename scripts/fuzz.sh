@@ -16,6 +16,9 @@
 #                           json_rpc_decode server_serve_async")
 set -euo pipefail
 
+source "$(dirname "${BASH_SOURCE[0]}")/usage.sh"
+if help_requested "$@"; then print_header "${BASH_SOURCE[0]}"; exit 0; fi
+
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${SPINRPC_FUZZ_BUILD_DIR:-$ROOT/build-fuzz}"
 SECONDS_PER_TARGET="${1:-60}"

@@ -7,16 +7,14 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-# --help answers before any set-up or build.
-for arg in "$@"; do
-  if [[ "$arg" == --help || "$arg" == -h ]]; then
-    sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"
-    echo
-    if command -v node >/dev/null; then exec node "$ROOT/bench/node/echo_latency.mjs" --help; fi
-    echo "(node is not installed yet: scripts/setup.sh installs it; the options are listed at the top of bench/node/echo_latency.mjs)"
-    exit 0
-  fi
-done
+source "$ROOT/scripts/usage.sh"
+if help_requested "$@"; then
+  print_header "${BASH_SOURCE[0]}"
+  echo
+  if command -v node >/dev/null; then exec node "$ROOT/bench/node/echo_latency.mjs" --help; fi
+  echo "(node is not installed yet: scripts/setup.sh installs it; the options are listed at the top of bench/node/echo_latency.mjs)"
+  exit 0
+fi
 BUILD_DIR="${SPINRPC_BUILD_DIR:-$ROOT/build}"
 export SPINRPC_BUILD_DIR="$BUILD_DIR"
 

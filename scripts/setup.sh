@@ -9,6 +9,9 @@
 # Idempotent; runnable from any directory.
 set -euo pipefail
 
+source "$(dirname "${BASH_SOURCE[0]}")/usage.sh"
+if help_requested "$@"; then print_header "${BASH_SOURCE[0]}"; exit 0; fi
+
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 PACKAGES=(

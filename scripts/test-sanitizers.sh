@@ -17,6 +17,9 @@
 #   SPINRPC_SKIP_INTEROP    set to 1 to skip the node interop suite
 set -euo pipefail
 
+source "$(dirname "${BASH_SOURCE[0]}")/usage.sh"
+if help_requested "$@"; then print_header "${BASH_SOURCE[0]}"; exit 0; fi
+
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 ASAN_DIR="${SPINRPC_ASAN_BUILD_DIR:-$ROOT/build-asan}"
 TSAN_DIR="${SPINRPC_TSAN_BUILD_DIR:-$ROOT/build-tsan}"

@@ -8,11 +8,9 @@
 #   SPINRPC_SKIP_SETUP  set to 1 to skip scripts/setup.sh
 set -euo pipefail
 
+source "$(dirname "${BASH_SOURCE[0]}")/usage.sh"
+if help_requested "$@"; then print_header "${BASH_SOURCE[0]}"; exit 0; fi
 if (($#)); then
-  if [[ "$1" == --help || "$1" == -h ]]; then
-    sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"
-    exit 0
-  fi
   echo "test.sh: takes no arguments (got $1); --help says what it runs" >&2
   exit 2
 fi

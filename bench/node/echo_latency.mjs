@@ -8,7 +8,7 @@
 //                                    [--server-spin LIST] [--json FILE]
 //
 // --count N     timed echoes per variant, over all rounds (default 20000)
-// --size BYTES  echo payload size in bytes (default 16)
+// --size BYTES  echo payload size in bytes (default 8, as the README's table)
 // --rounds R    rounds; each round spawns every variant once, in an order that
 //               rotates from round to round, so drift falls on all (default 9);
 //               each spinrpc-server variant / tsgo is then the median of the
@@ -87,7 +87,7 @@ const SERVER_SPIN = {
   "placement-off": { SPINRPC_PLACEMENT: "off" },
 };
 const opts = {
-  count: 20000, size: 16, rounds: 9, warmup: 1000, floor: true, serverSpin: null, json: null,
+  count: 20000, size: 8, rounds: 9, warmup: 1000, floor: true, serverSpin: null, json: null,
   binding: true, sparse: 500, sparseIntervalMs: 10, spawn: 4, largeMib: [1, 16], largeReps: 2, largeWarmup: 4,
 };
 {

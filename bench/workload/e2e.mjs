@@ -28,10 +28,12 @@ const OUT = join(REPO, "bench", "out", "workload", "e2e");
 const opts = { import: null, rounds: 5, every: DEFAULT_EVERY, json: null };
 {
   const argv = process.argv.slice(2);
+  const usage = "usage: node bench/workload/e2e.mjs --import PATH [--rounds R] [--every K] [--json FILE]";
+  if (argv.includes("--help") || argv.includes("-h")) { console.log(usage); process.exit(0); }
   for (let i = 0; i < argv.length; i++) {
     const k = argv[i], v = argv[++i];
     if (v === undefined || !["--import", "--rounds", "--every", "--json"].includes(k)) {
-      console.error("usage: node bench/workload/e2e.mjs --import PATH [--rounds R] [--every K] [--json FILE]");
+      console.error(usage);
       process.exit(2);
     }
     opts[k.slice(2)] = k === "--import" || k === "--json" ? resolve(v) : Number(v);

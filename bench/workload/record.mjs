@@ -37,10 +37,12 @@ const WALK = join(HERE, "walk.mjs");
 const opts = { every: DEFAULT_EVERY, out: join(HERE, "aws-cdk-lib.trace.gz") };
 {
   const argv = process.argv.slice(2);
+  const usage = "usage: node bench/workload/record.mjs [--every K] [--out FILE]";
+  if (argv.includes("--help") || argv.includes("-h")) { console.log(usage); process.exit(0); }
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === "--every") opts.every = Number(argv[++i]);
     else if (argv[i] === "--out") opts.out = resolve(argv[++i]);
-    else { console.error(`record: unknown argument ${argv[i]}\nusage: node bench/workload/record.mjs [--every K] [--out FILE]`); process.exit(2); }
+    else { console.error(`record: unknown argument ${argv[i]}\n${usage}`); process.exit(2); }
   }
   if (!Number.isInteger(opts.every) || opts.every < 1) { console.error("record: --every wants a positive integer"); process.exit(2); }
 }

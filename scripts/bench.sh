@@ -37,7 +37,7 @@
 set -euo pipefail
 
 source "$(dirname "${BASH_SOURCE[0]}")/usage.sh"
-if help_requested "$@"; then print_header "${BASH_SOURCE[0]}"; exit 0; fi
+exit_with_help_if_asked "${BASH_SOURCE[0]}" "$@"
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${SPINRPC_BUILD_DIR:-$ROOT/build}"

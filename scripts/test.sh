@@ -9,7 +9,7 @@
 set -euo pipefail
 
 source "$(dirname "${BASH_SOURCE[0]}")/usage.sh"
-if help_requested "$@"; then print_header "${BASH_SOURCE[0]}"; exit 0; fi
+exit_with_help_if_asked "${BASH_SOURCE[0]}" "$@"
 if (($#)); then
   echo "test.sh: takes no arguments (got $1); --help says what it runs" >&2
   exit 2

@@ -2,7 +2,7 @@
 # script's arguments prints the comment at its top (the lines between the
 # shebang and `set -euo pipefail`) and reports true, before any set-up,
 # build or run.
-#   if help_requested "$@"; then print_header "${BASH_SOURCE[0]}"; exit 0; fi
+#   exit_with_help_if_asked "${BASH_SOURCE[0]}" "$@"
 
 help_requested() {
   local arg
@@ -14,4 +14,15 @@ help_requested() {
 
 print_header() {
   sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$1"
+}
+
+# exit_with_help_if_asked SCRIPT ARGS...: prints SCRIPT's header and exits 0
+# when ARGS ask for help; otherwise returns.
+exit_with_help_if_asked() {
+  local script="$1"
+  shift
+  if help_requested "$@"; then
+    print_header "$script"
+    exit 0
+  fi
 }

@@ -3,13 +3,11 @@
 // every read(2) and write(2) of the hot path takes a reference on the file.
 // Checked with kcmp(2) on the real server, after a session that started its
 // helper threads.
-#include <poll.h>    // ::poll
-#include <unistd.h>  // ::read, ::write
+#include <unistd.h>  // ::write
 
 #include <chrono>       // std::chrono::milliseconds
 #include <optional>     // std::optional
 #include <string>       // std::string
-#include <string_view>  // std::string_view
 #include <vector>       // std::vector
 
 #include <doctest/doctest.h>
@@ -18,6 +16,7 @@
 #include "channel/pipe.h"
 #include "client-shim/child_process.h"
 #include "client-shim/sync_rpc_channel.h"
+#include "server_test_util.h"
 #include "tests/support/paths.h"
 #include "tests/support/proc.h"
 #include "tests/support/sanitizers.h"
@@ -29,6 +28,7 @@ using spinrpc::PipePair;
 using spinrpc::SyncRpcChannel;
 using spinrpc::UniqueFd;
 using spinrpc::test::bin_path;
+using spinrpc::test::read_until;
 using spinrpc::test::share_descriptor_table;
 using spinrpc::test::tasks_of;
 
@@ -65,22 +65,6 @@ void check_serving_thread_alone(const std::vector<std::string>& args) {
   check_tables(channel.pid());
   // And the session still ends as it should: EOF on stdin, exit status 0.
   CHECK(channel.close() == 0);
-}
-
-// Reads from `fd` until `text` holds `want`, each wait bounded by the hang
-// guard; false at EOF or when the guard runs out.
-bool read_until(int fd, std::string& text, std::string_view want) {
-  while (text.find(want) == std::string::npos) {
-    pollfd p{fd, POLLIN, 0};
-    if (::poll(&p, 1, static_cast<int>(std::chrono::milliseconds(spinrpc::test::kHangGuard).count())) <= 0) {
-      return false;
-    }
-    char buf[512];
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n <= 0) return false;
-    text.append(buf, static_cast<std::size_t>(n));
-  }
-  return true;
 }
 
 }  // namespace

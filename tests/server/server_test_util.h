@@ -156,27 +156,48 @@ class HangGuard {
 
 namespace spinrpc::test {
 
+// One read(2) from `fd` appended to `text`, waiting for bytes until
+// `deadline`: 1 when bytes came, 0 at EOF, -1 when the deadline passed.
+inline int read_some_before(int fd, std::string& text, std::chrono::steady_clock::time_point deadline) {
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return -1;
+    pollfd p{fd, POLLIN, 0};
+    const int ready = ::poll(&p, 1, static_cast<int>(left.count()));
+    if (ready < 0 && errno == EINTR) continue;
+    REQUIRE(ready >= 0);
+    if (ready == 0) return -1;
+    char chunk[65536];
+    const ssize_t n = ::read(fd, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    REQUIRE(n >= 0);
+    if (n == 0) return 0;
+    text.append(chunk, static_cast<std::size_t>(n));
+    return 1;
+  }
+}
+
 // Everything left to read from `fd` up to EOF, or std::nullopt if no EOF
 // came within the hang guard (some process still holds the write end).
 inline std::optional<std::string> read_to_eof(int fd) {
   std::string text;
   const auto deadline = std::chrono::steady_clock::now() + kHangGuard;
   for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) return std::nullopt;
-    pollfd p{fd, POLLIN, 0};
-    const int ready = ::poll(&p, 1, static_cast<int>(left.count()));
-    if (ready < 0 && errno == EINTR) continue;
-    REQUIRE(ready >= 0);
-    if (ready == 0) return std::nullopt;
-    char chunk[65536];
-    const ssize_t n = ::read(fd, chunk, sizeof chunk);
-    if (n < 0 && errno == EINTR) continue;
-    REQUIRE(n >= 0);
-    if (n == 0) return text;
-    text.append(chunk, static_cast<std::size_t>(n));
+    const int got = read_some_before(fd, text, deadline);
+    if (got < 0) return std::nullopt;
+    if (got == 0) return text;
   }
+}
+
+// Reads from `fd` into `text` until it holds `want`: false at EOF or when
+// the hang guard runs out first.
+inline bool read_until(int fd, std::string& text, std::string_view want) {
+  const auto deadline = std::chrono::steady_clock::now() + kHangGuard;
+  while (text.find(want) == std::string::npos) {
+    if (read_some_before(fd, text, deadline) <= 0) return false;
+  }
+  return true;
 }
 
 }  // namespace spinrpc::test

@@ -300,6 +300,8 @@ const CHANNELS = [
   { name: "binding → spinrpc-server", channel: "binding", server: "spinrpc-server", path: SPINRPC },
   { name: "binding → tsgo", channel: "binding", server: "tsgo", path: TSGO },
 ];
+/** The spawn table's floor row (jobs.mjs, spawnFloorJob). */
+const SPAWN_FLOOR = "floor: binding starts spinrpc-server --version, close() reaps it";
 /** A job of channel variant c in a fresh process (inJobChild), whichever the channel. */
 const freshJob = (c, kind, job) =>
   inJobChild({ ...job, kind, variant: c.name, server: c.path, env: {} }, c.channel === "binding");
@@ -341,11 +343,18 @@ function runBindingWorkloads() {
   }
   if (opts.spawn > 0) {
     extra.spawn = Object.fromEntries(CHANNELS.map((c) => [c.name, { ns: [], ctorNs: [], roundMedian: [] }]));
-    rounds((c) => {
-      const res = freshJob(c, "spawn", { k: opts.spawn });
-      extra.spawn[c.name].ns.push(...res.ns);
-      extra.spawn[c.name].ctorNs.push(...res.ctorNs);
-      extra.spawn[c.name].roundMedian.push(median(res.ns));
+    // The floor beside them, once per round: what a process costs at all.
+    extra.spawn[SPAWN_FLOOR] = { ns: [], ctorNs: [], roundMedian: [] };
+    const add = (name, res) => {
+      extra.spawn[name].ns.push(...res.ns);
+      extra.spawn[name].ctorNs.push(...res.ctorNs);
+      extra.spawn[name].roundMedian.push(median(res.ns));
+    };
+    rounds((c, r) => {
+      add(c.name, freshJob(c, "spawn", { k: opts.spawn }));
+      if (c === CHANNELS[CHANNELS.length - 1 - (r % CHANNELS.length)]) {
+        add(SPAWN_FLOOR, inJobChild({ kind: "spawnFloor", variant: SPAWN_FLOOR, server: SPINRPC, env: {}, k: opts.spawn }, true));
+      }
     });
   }
   if (opts.largeMib.length > 0 && opts.largeReps > 0) {
@@ -498,11 +507,15 @@ if (opts.binding) {
       binding_vs_purejs_tsgo: med("binding → tsgo") / med("pure-JS → tsgo"),
       ctor_binding_vs_purejs_spinrpc: med("binding → spinrpc-server", "ctorNs") / med("pure-JS → spinrpc-server", "ctorNs"),
       ctor_binding_vs_purejs_tsgo: med("binding → tsgo", "ctorNs") / med("pure-JS → tsgo", "ctorNs"),
+      floor_ms: med(SPAWN_FLOOR) / 1e6,
+      binding_spinrpc_vs_floor: med("binding → spinrpc-server") / med(SPAWN_FLOOR),
+      quarter_purejs_spinrpc_vs_floor: (0.25 * med("pure-JS → spinrpc-server")) / med(SPAWN_FLOOR),
     };
     const f4 = figures.spawn;
     console.log("");
     console.log(`(4) spawn to first reply, binding / pure-JS (median): → spinrpc-server ${f4.binding_vs_purejs_spinrpc.toFixed(2)}, → tsgo ${f4.binding_vs_purejs_tsgo.toFixed(2)}; ` +
-      `new API alone: → spinrpc-server ${f4.ctor_binding_vs_purejs_spinrpc.toFixed(2)}, → tsgo ${f4.ctor_binding_vs_purejs_tsgo.toFixed(2)}`);
+      `new API alone: → spinrpc-server ${f4.ctor_binding_vs_purejs_spinrpc.toFixed(2)}, → tsgo ${f4.ctor_binding_vs_purejs_tsgo.toFixed(2)}; ` +
+      `binding → spinrpc-server / spawn floor ${f4.binding_spinrpc_vs_floor.toFixed(2)} (0.25× pure-JS → spinrpc-server is ${f4.quarter_purejs_spinrpc_vs_floor.toFixed(2)}× the floor)`);
   }
   if (extra.large) {
     console.log("");

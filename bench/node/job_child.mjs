@@ -9,7 +9,7 @@
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { IntegrityError, JOBS } from "./jobs.mjs";
+import { BINDING_JOBS, IntegrityError, JOBS } from "./jobs.mjs";
 
 const job = JSON.parse(process.argv[2]);
 const req = createRequire(join(job.interop, "package.json"));
@@ -24,7 +24,9 @@ try {
     throw new Error(job.hook ? "the register hook is not on: the API uses its own channel"
       : "the API uses spinrpc's channel although the register hook was not given");
   }
-  const result = JOBS[job.kind](API, job);
+  const result = job.kind in BINDING_JOBS
+    ? BINDING_JOBS[job.kind]((await import("../../node/index.mjs")).SyncRpcChannel, job)
+    : JOBS[job.kind](API, job);
   if (result.lat) result.lat = Array.from(result.lat);
   process.stdout.write(JSON.stringify(result) + "\n");
 } catch (e) {

@@ -148,6 +148,28 @@ export function spawnJob(API, { variant, server, env, k }) {
   return { ns, ctorNs };
 }
 
+/**
+ * The spawn floor: k times, spinrpc's binding (`SyncRpcChannel`) starts
+ * `server --version` (spinrpc-server's own static binary, which prints a
+ * line and exits without reading), and close() reaps it; timed together,
+ * the new channel alone in ctorNs. What a process costs here before it
+ * does anything of its own: posix_spawn from this Node process, exec, one
+ * write, exit. No server's first reply can come sooner (docs/NODE.md,
+ * "Spawn to first reply").
+ */
+export function spawnFloorJob(SyncRpcChannel, { server, k }) {
+  const ns = [];
+  const ctorNs = [];
+  for (let i = 0; i < k; i++) {
+    const t0 = process.hrtime.bigint();
+    const channel = new SyncRpcChannel(server, ["--version"]);
+    ctorNs.push(Number(process.hrtime.bigint() - t0));
+    channel.close();
+    ns.push(Number(process.hrtime.bigint() - t0));
+  }
+  return { ns, ctorNs };
+}
+
 /** The large payloads: ASCII text (JSON-like) and random bytes. */
 function largePayload(kind, bytes) {
   if (kind === "string") return "0123456789abcdef{\"k\":[1,2]}\n".repeat(Math.ceil(bytes / 28)).slice(0, bytes);
@@ -199,3 +221,5 @@ export function largeJob(API, { variant, server, env, mib, reps, warmup = 1 }) {
 }
 
 export const JOBS = { latency: latencyJob, sparse: sparseJob, spawn: spawnJob, large: largeJob };
+/** Jobs that take spinrpc's SyncRpcChannel class instead of the API. */
+export const BINDING_JOBS = { spawnFloor: spawnFloorJob };

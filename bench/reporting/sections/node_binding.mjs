@@ -33,11 +33,15 @@ export default function section({ say, nodeRun }) {
         secs((e.serverCpu * 1000) / e.n), e.roundClientPer1000.map(secs).join(", ")])), "");
   }
   if (b.spawn) {
-    say(`Spawn to first reply (new API + one echo), ${b.options.spawn} per variant and round.`, "");
+    say(`Spawn to first reply (new API + one echo), ${b.options.spawn} per variant and round. The \`floor:\` row is what any ` +
+      "process costs here before its first reply: in a fresh Node process of the same kind, the binding starts " +
+      "`spinrpc-server --version` (it prints a line and exits) and close() reaps it (docs/NODE.md, \"Spawn to first reply\").", "");
     const same = { "binding → spinrpc-server": "pure-JS → spinrpc-server", "binding → tsgo": "pure-JS → tsgo" };
-    say(table(["variant", "n", "median ms", "binding / pure-JS, same server", "new API alone, median ms", "binding / pure-JS", "median per round ms"],
+    const floor = Object.entries(b.spawn).find(([name]) => name.startsWith("floor:"))?.[1];
+    say(table(["variant", "n", "median ms", "binding / pure-JS, same server", "/ floor", "new API alone, median ms", "binding / pure-JS", "median per round ms"],
       Object.entries(b.spawn).map(([name, e]) => [name, count(e.ns.length), ms(median(e.ns)),
-        same[name] ? ratio(median(e.ns), median(b.spawn[same[name]].ns)) : "", ms(median(e.ctorNs)),
+        same[name] ? ratio(median(e.ns), median(b.spawn[same[name]].ns)) : "",
+        floor && e !== floor ? ratio(median(e.ns), median(floor.ns)) : "", ms(median(e.ctorNs)),
         same[name] ? ratio(median(e.ctorNs), median(b.spawn[same[name]].ctorNs)) : "", e.roundMedian.map(ms).join(", ")])), "");
   }
   if (b.large) {

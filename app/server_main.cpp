@@ -35,16 +35,18 @@ std::unique_ptr<Transport> make_transport(const CommandLine& line, CreatedFiles&
 
 // Prints the channel's counters when the session ends, however it ends
 // short of a signal (--stats).
+template <class Channel>
 class StatsAtExit {
  public:
-  StatsAtExit(const ChannelStats& stats, const std::string& program, bool enabled)
-      : stats_(stats), program_(program), enabled_(enabled) {}
+  StatsAtExit(const Channel& channel, const std::string& program, bool enabled)
+      : channel_(channel), program_(program), enabled_(enabled) {}
   ~StatsAtExit() {
-    if (enabled_) write_stderr_before_exit(program_ + ": channel stats " + to_json(stats_) + '\n');
+    // Read at exit: stats() fills the placement fields in when asked.
+    if (enabled_) write_stderr_before_exit(program_ + ": channel stats " + to_json(channel_.stats()) + '\n');
   }
 
  private:
-  const ChannelStats& stats_;
+  const Channel& channel_;
   const std::string& program_;
   bool enabled_;
 };
@@ -153,12 +155,12 @@ int serve(const CommandLine& line, const std::string& program, const AddMethods&
         Limits limits;
         limits.max_message_bytes = line.max_message_bytes;
         JsonRpcChannel json(std::move(channel).release_stream(), limits);
-        const StatsAtExit stats(json.stats(), program, line.print_stats);
+        const StatsAtExit stats(json, program, line.print_stats);
         const CutShortWhileServing cut_short(shutdown, server, json);
         serve_async(server, json);
         return 0;
       }
-      const StatsAtExit stats(channel.stats(), program, line.print_stats);
+      const StatsAtExit stats(channel, program, line.print_stats);
       const CutShortWhileServing cut_short(shutdown, server, channel);
       server.serve(channel);
       return 0;

@@ -66,7 +66,9 @@ void SpinReader::choose_try() {
 
 void SpinReader::before_write() noexcept {
   if (!occupier_) return;
-  wrote_at_ = Clock::now();
+  // The cycle is timed from the next wait's start (read_some): its clock
+  // read comes after the write, while the peer works, not before it.
+  cycle_open_ = true;
   // Suspended by the adaptive rule (sparse traffic), the budget is spent
   // nowhere: no occupying either.
   if (placement_.mode() == PlacementController::Mode::occupy && controller_.spinning() && peer_known()) {
@@ -140,7 +142,6 @@ void SpinReader::end_cycle(Clock::time_point now) noexcept {
   }
   occupied_last_ = cycle_wait_ == CycleWait::occupy;
   cycle_wait_ = CycleWait::spin;
-  update_placement_stats();
 }
 
 bool SpinReader::peer_shares_occupier() noexcept {
@@ -157,7 +158,7 @@ bool SpinReader::peer_shares_occupier() noexcept {
   return true;
 }
 
-void SpinReader::update_placement_stats() noexcept {
+void SpinReader::update_placement_stats() const noexcept {
   stats_.placement_mode = PlacementController::mode_name(placement_.mode());
   stats_.placement_decision = placement_.reason();
   stats_.free_cycle_ns = static_cast<std::uint64_t>(placement_.free_estimate().count());
@@ -279,6 +280,10 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len, WaitFor wait_
     return blocking_read(buf, len);
   }
   const Clock::time_point start = Clock::now();
+  if (cycle_open_) {
+    wrote_at_ = start;
+    cycle_open_ = false;
+  }
   // Branch: suspended by the adaptive rule: a plain blocking read.
   if (!controller_.spinning()) {
     if (follow_ == Follow::unresolved || follow_ == Follow::following) {
@@ -320,10 +325,16 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len, WaitFor wait_
   // gets as far as yielding, off the path of a reply that comes within
   // kYieldAfter) and looked at after each slow one.
   ContextSwitchWatch switches;
+  // When the try in progress began (the clock read after the one before).
+  // A hit is timed by it, not by a clock read of its own: one vDSO read
+  // less (~20 ns here) between the bytes' arrival and our reply, for a time
+  // that is early by at most one try (~0.3 µs; docs/SPIN-NOTES.md, "The
+  // reply path").
+  Clock::time_point tried_at = start;
   for (;;) {
     const long n = try_read(buf, len);
     if (n >= 0) {
-      const Clock::time_point now = Clock::now();
+      const Clock::time_point now = tried_at;
       ++stats_.spin_hits;
       add_spin_time(now - start);
       note_shared_cpu(shared);
@@ -331,7 +342,8 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len, WaitFor wait_
       return static_cast<std::size_t>(n);
     }
     // Branch: early in the wait, try again at once (see kYieldAfter).
-    if (Clock::now() < yield_from) continue;
+    tried_at = Clock::now();
+    if (tried_at < yield_from) continue;
     // Past kYieldAfter, between tries: sched_yield(2), not just a pause hint. On the 2-vCPU
     // VMs we run on, pipe wake-ups are "sync" and the scheduler often puts
     // client and server on one CPU; a pause-only spinner then holds that CPU
@@ -366,6 +378,7 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len, WaitFor wait_
         shared = true;
       }
     }
+    tried_at = after_yield;
     if (after_yield >= deadline) break;
   }
   // Branch: budget spent or CPU contended; block until bytes arrive.

@@ -82,9 +82,16 @@ class SpinReader {
     deadline_ = deadline;
   }
 
-  /// The counters so far and the policy in force, kept current on every
-  /// wait (reading them allocates nothing). Valid while this reader lives.
-  const ChannelStats& stats() const noexcept { return stats_; }
+  /// The counters so far and the policy in force, current when read (the
+  /// placement fields are filled in here, not on every cycle; reading them
+  /// allocates nothing). The reference stays valid while this reader
+  /// lives, its placement fields as of the last call.
+  const ChannelStats& stats() const noexcept {
+    // Without an occupier the placement fields no longer change: they say
+    // what was decided when it went (end_cycle, before_write).
+    if (occupier_) update_placement_stats();
+    return stats_;
+  }
 
   /// The same counters, for the writing side of the channel (ByteStream
   /// counts its lent parts there), so that one struct holds a channel's.
@@ -106,7 +113,10 @@ class SpinReader {
   // After a wait that began at `start` and ended at `now`.
   void end_wait(Clock::time_point start, Clock::time_point now);
   void end_cycle(Clock::time_point now) noexcept;
-  void update_placement_stats() noexcept;
+  // Fills stats_'s placement fields from placement_ and the occupier. On
+  // read, not per cycle: 17 ns of each reply's path on the server
+  // (docs/SPIN-NOTES.md, "The reply path").
+  void update_placement_stats() const noexcept;
   // After an occupied cycle: true if the peer was found stuck on the
   // occupier's CPU and this thread moved there.
   bool peer_shares_occupier() noexcept;
@@ -144,12 +154,14 @@ class SpinReader {
   SpinPolicy policy_;                   // read once at start-up
   AdaptiveSpinController controller_;  // pure adaptive rule
   CpuLoadProbe spare_cpu_;               // asked only when controller_ wants a sample
-  ChannelStats stats_;                  // counters and policy, always current
+  // Counters and policy; mutable for the placement fields stats() fills in.
+  mutable ChannelStats stats_;
   Clock::duration spun_{};              // total time spent spinning
   std::optional<Clock::time_point> deadline_;  // see set_deadline()
   PlacementController placement_;       // pure: free or occupy, from cycle times
   std::unique_ptr<Occupier> occupier_;  // null unless placement can occupy
-  std::optional<Clock::time_point> wrote_at_;  // last write, until its cycle ends
+  std::optional<Clock::time_point> wrote_at_;  // the cycle's start, until it ends (end_cycle)
+  bool cycle_open_ = false;  // a message was written: the next wait starts a cycle
   std::uint64_t contentions_seen_ = 0;  // occupier_->contentions() already fed
   std::uint64_t shared_seen_ = 0;       // occupier_->shared() at the last occupied cycle
   bool peer_checked_ = false;  // peer_occupier_tid(policy_.peer_pid) was asked

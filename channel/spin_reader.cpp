@@ -66,9 +66,7 @@ void SpinReader::choose_try() {
 
 void SpinReader::before_write() noexcept {
   if (!occupier_) return;
-  // The cycle is timed from the next wait's start (read_some): its clock
-  // read comes after the write, while the peer works, not before it.
-  cycle_open_ = true;
+  wrote_at_ = Clock::now();
   // Suspended by the adaptive rule (sparse traffic), the budget is spent
   // nowhere: no occupying either.
   if (placement_.mode() == PlacementController::Mode::occupy && controller_.spinning() && peer_known()) {
@@ -280,10 +278,6 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len, WaitFor wait_
     return blocking_read(buf, len);
   }
   const Clock::time_point start = Clock::now();
-  if (cycle_open_) {
-    wrote_at_ = start;
-    cycle_open_ = false;
-  }
   // Branch: suspended by the adaptive rule: a plain blocking read.
   if (!controller_.spinning()) {
     if (follow_ == Follow::unresolved || follow_ == Follow::following) {
@@ -326,15 +320,17 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len, WaitFor wait_
   // kYieldAfter) and looked at after each slow one.
   ContextSwitchWatch switches;
   // When the try in progress began (the clock read after the one before).
-  // A hit is timed by it, not by a clock read of its own: one vDSO read
-  // less (~20 ns here) between the bytes' arrival and our reply, for a time
-  // that is early by at most one try (~0.3 µs; docs/SPIN-NOTES.md, "The
+  // A hit that ends no placement cycle is timed by it, not by a clock read
+  // of its own: one vDSO read less (~20 ns here) between the bytes' arrival
+  // and our reply, for a time early by at most one try (~0.3 µs), nothing
+  // to the adaptive rule's 1 ms. A placement cycle keeps its exact end: its
+  // modes are compared by medians a few µs apart (docs/SPIN-NOTES.md, "The
   // reply path").
   Clock::time_point tried_at = start;
   for (;;) {
     const long n = try_read(buf, len);
     if (n >= 0) {
-      const Clock::time_point now = tried_at;
+      const Clock::time_point now = wrote_at_ && occupier_ ? Clock::now() : tried_at;
       ++stats_.spin_hits;
       add_spin_time(now - start);
       note_shared_cpu(shared);

@@ -160,8 +160,7 @@ class SpinReader {
   std::optional<Clock::time_point> deadline_;  // see set_deadline()
   PlacementController placement_;       // pure: free or occupy, from cycle times
   std::unique_ptr<Occupier> occupier_;  // null unless placement can occupy
-  std::optional<Clock::time_point> wrote_at_;  // the cycle's start, until it ends (end_cycle)
-  bool cycle_open_ = false;  // a message was written: the next wait starts a cycle
+  std::optional<Clock::time_point> wrote_at_;  // last write, until its cycle ends
   std::uint64_t contentions_seen_ = 0;  // occupier_->contentions() already fed
   std::uint64_t shared_seen_ = 0;       // occupier_->shared() at the last occupied cycle
   bool peer_checked_ = false;  // peer_occupier_tid(policy_.peer_pid) was asked

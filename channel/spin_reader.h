@@ -114,7 +114,7 @@ class SpinReader {
   void end_wait(Clock::time_point start, Clock::time_point now);
   void end_cycle(Clock::time_point now) noexcept;
   // Fills stats_'s placement fields from placement_ and the occupier. On
-  // read, not per cycle: 17 ns of each reply's path on the server
+  // read, not per cycle: ~15 ns of each reply's path on the server
   // (docs/SPIN-NOTES.md, "The reply path").
   void update_placement_stats() const noexcept;
   // After an occupied cycle: true if the peer was found stuck on the

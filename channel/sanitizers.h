@@ -8,29 +8,28 @@
 
 namespace spinrpc {
 
-#if defined(__SANITIZE_ADDRESS__)
-inline constexpr bool kUnderAddressSanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-inline constexpr bool kUnderAddressSanitizer = true;
+// GCC says so by a macro, Clang by __has_feature (which GCC before 14 lacks).
+#if defined(__has_feature)
+#define SPINRPC_HAS_FEATURE(feature) __has_feature(feature)
 #else
-inline constexpr bool kUnderAddressSanitizer = false;
-#endif
-#else
-inline constexpr bool kUnderAddressSanitizer = false;
+#define SPINRPC_HAS_FEATURE(feature) 0
 #endif
 
-#if defined(__SANITIZE_THREAD__)
-inline constexpr bool kUnderThreadSanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-inline constexpr bool kUnderThreadSanitizer = true;
+inline constexpr bool kUnderAddressSanitizer =
+#if defined(__SANITIZE_ADDRESS__) || SPINRPC_HAS_FEATURE(address_sanitizer)
+    true;
 #else
-inline constexpr bool kUnderThreadSanitizer = false;
+    false;
 #endif
+
+inline constexpr bool kUnderThreadSanitizer =
+#if defined(__SANITIZE_THREAD__) || SPINRPC_HAS_FEATURE(thread_sanitizer)
+    true;
 #else
-inline constexpr bool kUnderThreadSanitizer = false;
+    false;
 #endif
+
+#undef SPINRPC_HAS_FEATURE
 
 inline constexpr bool kUnderSanitizer = kUnderAddressSanitizer || kUnderThreadSanitizer;
 

@@ -330,7 +330,7 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len, WaitFor wait_
   for (;;) {
     const long n = try_read(buf, len);
     if (n >= 0) {
-      const Clock::time_point now = wrote_at_ && occupier_ ? Clock::now() : tried_at;
+      const Clock::time_point now = cycle_open() ? Clock::now() : tried_at;
       ++stats_.spin_hits;
       add_spin_time(now - start);
       note_shared_cpu(shared);
@@ -447,7 +447,7 @@ void SpinReader::note_contention() noexcept {
 
 void SpinReader::end_wait(Clock::time_point start, Clock::time_point now) {
   // One clock read serves the wait and the cycle it ends.
-  if (wrote_at_ && occupier_) end_cycle(now);
+  if (cycle_open()) end_cycle(now);
   bool spin = controller_.after_wait(now - start);
   // Resuming after contention needs a spare CPU too: a sample per wait while
   // the rule asks (AdaptiveSpinController::kSpareCpuSamples).

@@ -113,6 +113,9 @@ class SpinReader {
   // After a wait that began at `start` and ended at `now`.
   void end_wait(Clock::time_point start, Clock::time_point now);
   void end_cycle(Clock::time_point now) noexcept;
+  // A placement cycle is in progress: a message was written since the last
+  // one ended, and there is an occupier to place with (end_wait ends it).
+  bool cycle_open() const noexcept { return wrote_at_ && occupier_; }
   // Fills stats_'s placement fields from placement_ and the occupier. On
   // read, not per cycle: ~15 ns of each reply's path on the server
   // (docs/SPIN-NOTES.md, "The reply path").

@@ -39,23 +39,18 @@ std::size_t parse_size(std::string_view flag, std::string_view value) {
   return result;
 }
 
-std::vector<std::string> parse_callbacks(std::string_view list) {
-  std::vector<std::string> names;
+std::vector<std::string> split_callbacks(std::string_view list) {
+  std::vector<std::string> items;
   // An empty list enables none; an empty item in a list is unknown (tsgo
   // panics on both an unknown and an empty item: docs/ASYNC.md).
-  if (list.empty()) return names;
+  if (list.empty()) return items;
   for (;;) {
     const std::size_t comma = list.find(',');
-    const std::string_view name = list.substr(0, comma);
-    const auto& known = known_callbacks();
-    if (std::find(known.begin(), known.end(), name) == known.end()) {
-      throw UsageError("unknown callback name: " + std::string(name));
-    }
-    names.emplace_back(name);
+    items.emplace_back(list.substr(0, comma));
     if (comma == std::string_view::npos) break;
     list.remove_prefix(comma + 1);
   }
-  return names;
+  return items;
 }
 
 // Go's os.Getwd, which tsgo's default --cwd is: $PWD verbatim when it is
@@ -77,10 +72,12 @@ std::optional<std::string> working_directory() {
 
 }  // namespace
 
-CommandLine parse_command_line(const std::vector<std::string>& args) {
+CommandLine parse_command_line(const std::vector<std::string>& args, const char* api_version_env) {
   CommandLine line{};
   line.max_message_bytes = Limits::kDefaultMaxMessageBytes;
   bool cwd_set = false;
+  bool saw_7_1_flag = false;
+  std::optional<ApiVersion> api_version_flag;
   for (std::size_t i = 0; i < args.size(); ++i) {
     std::string_view arg = args[i];
     if (arg == "--") break;
@@ -110,7 +107,20 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
     else if (name == "cwd") {
       line.server.cwd = value();
       cwd_set = true;
-    } else if (name == "callbacks") line.server.callbacks = parse_callbacks(value());
+    } else if (name == "callbacks") line.server.callbacks = split_callbacks(value());
+    else if (name == "useCaseSensitiveFileNames") {
+      line.use_case_sensitive_file_names = boolean();
+      saw_7_1_flag = true;
+    } else if (name == "runExternalCode") {
+      line.run_external_code = boolean();
+      saw_7_1_flag = true;
+    } else if (name == "ts-api") {
+      const std::string_view text = value();
+      api_version_flag = parse_api_version(text);
+      if (!api_version_flag) {
+        throw UsageError("invalid value \"" + std::string(text) + "\" for -ts-api: expected 7.0 or 7.1");
+      }
+    }
     else if (name == "pipe") {
       // An empty path is tsgo's default: no socket, stdin/stdout.
       const std::string_view path = value();
@@ -135,6 +145,11 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
       else line.warnings.push_back(ignored_spin_setting(SpinSetting::Placement, "--placement", text));
     }
     else throw UsageError("flag provided but not defined: -" + std::string(name));
+  }
+  line.server.api_version = choose_api_version(api_version_flag, api_version_env, saw_7_1_flag, line.warnings);
+  const ApiDialect& dialect = api_dialect(line.server.api_version);
+  for (const std::string& item : line.server.callbacks) {
+    if (!accepts_callback_item(dialect, item)) throw UsageError("unknown callback name: " + item);
   }
   if (cwd_set && line.server.cwd.empty()) throw UsageError("-cwd must not be empty");
   if (!cwd_set) {
@@ -163,16 +178,27 @@ void check_serving_flags(const CommandLine& line, const std::string& program) {
 }
 
 std::string version_text(const std::string& program) {
-  // Both set by app/CMakeLists.txt from CMakeLists.txt's one place.
-  return program + " " SPINRPC_VERSION " (tsgo API " SPINRPC_TSGO_API_VERSION ")";
+  // SPINRPC_VERSION is set by app/CMakeLists.txt from project().
+  std::string text = program + " " SPINRPC_VERSION " (TypeScript 7 API";
+  const char* separator = " ";
+  for (const ApiVersion version : api_versions()) {
+    const ApiDialect& dialect = api_dialect(version);
+    text += separator;
+    text += dialect.name;
+    text += ": ";
+    text += dialect.typescript_releases;
+    separator = "; ";
+  }
+  return text + ")";
 }
 
 std::string usage_text(const std::string& program) {
   return "usage: " + program + R"( --api [flags]
 
 Serves the TypeScript 7 API (tsgo --api) over stdin/stdout: MessagePack
-frames (or JSON-RPC with --async), the same replies as tsgo for echo, ping,
-initialize, getServerTiming and resetServerTiming. Exits 0 when the client
+frames (or JSON-RPC with --async), the same replies as the real server of
+API 7.0 or 7.1 for echo, ping, initialize, getServerTiming,
+resetServerTiming and (7.1) batchRequests. Exits 0 when the client
 closes the connection between messages; 1 with one line on stderr on a
 malformed or cut-short message, a reply the client did not read, or an OS
 error; 2 on a bad command line; 130/143 after SIGINT/SIGTERM (created files
@@ -182,14 +208,25 @@ tsgo's flags:
   --api                 API mode (required)
   --cwd DIR             initialize's currentDirectory (default: the working directory)
   --callbacks=LIST      the client's FS callbacks: readFile,fileExists,
-                        directoryExists,getAccessibleEntries,realpath
+                        directoryExists,getAccessibleEntries,realpath (7.1:
+                        also stat,writeFile,removeFile and NAME:SENTINEL items)
   --timing              collect per-request processing time for getServerTiming
-  --pipe PATH           serve one client on a Unix domain socket at PATH
-                        (a stale socket there is replaced; PATH is removed at exit)
+  --pipe PATH           serve one client on a Unix domain socket, private to
+                        this user (0600; other users' connections refused):
+                        7.0: at PATH (a stale socket there is replaced);
+                        7.1: PATH is a new directory (0700) holding PATH/socket.
+                        Removed at exit
+  --useCaseSensitiveFileNames[=BOOL]  (7.1) initialize's caseSensitivity
+                        (default true)
+  --runExternalCode     (7.1) accepted; no built-in method runs plugins
   --async               JSON-RPC 2.0 with Content-Length framing instead of
                         MessagePack (the async client's protocol; docs/ASYNC.md)
 
 spinrpc's flags:
+  --ts-api=7.0|7.1      the API version to answer in (default: SPINRPC_TS_API,
+                        else 7.1 when --useCaseSensitiveFileNames or
+                        --runExternalCode is given, as 7.1's client always
+                        does, else 7.0; docs/PROTOCOL.md, "API versions")
   --fifo-in PATH        read requests from the FIFO at PATH
   --fifo-out PATH       write replies to the FIFO at PATH (both given together;
                         a missing FIFO is created 0600 and removed at exit, one
@@ -210,8 +247,8 @@ spinrpc's flags:
   --max-message-bytes N refuse frames larger than N bytes (default 268435456)
   --help                print this text and exit 0 (after --api: to stderr,
                         exit 2, as tsgo does)
-  --version             print spinrpc's version and the tsgo version whose
-                        API it answers, exit 0 (with --api: exit 2, as tsgo)
+  --version             print spinrpc's version and the API versions it
+                        answers, exit 0 (with --api: exit 2, as tsgo)
 
 Environment: TSGO_SYNC_SPIN_US, TSGO_SYNC_SPIN_ADAPTIVE and SPINRPC_PLACEMENT
 as above; SPINRPC_LEND_REPLIES=1 lends big Responses to a stdout pipe

@@ -7,6 +7,7 @@
 #include <vector>     // std::vector
 
 #include "channel/spin_config.h"
+#include "dialect/api_dialect.h"
 #include "server/server.h"
 
 namespace spinrpc {
@@ -21,7 +22,11 @@ class UsageError : public std::invalid_argument {
 /// spinrpc-server's command line: tsgo's --api surface
 /// (docs/PROTOCOL.md#command-line) plus spinrpc's own flags.
 struct CommandLine {
-  ServerOptions server;           ///< --cwd (default: the working directory), --callbacks, --timing
+  ServerOptions server;           ///< --cwd (default: the working directory), --callbacks, --timing, the API version
+  /// --useCaseSensitiveFileNames[=BOOL] (7.1's client always passes it):
+  /// initialize's caseSensitivity; unset, 7.1 answers 1 as its server does.
+  std::optional<bool> use_case_sensitive_file_names;
+  bool run_external_code = false;  ///< --runExternalCode (7.1): accepted; no method here runs plugins
   bool api = false;               ///< --api seen (required)
   bool help = false;              ///< --help / -h
   /// --version / -v as spelled ("version", "v"): without --api, prints
@@ -44,21 +49,19 @@ struct CommandLine {
   std::string cwd_error;
 };
 
-/// The FS callbacks tsgo knows (--callbacks= accepts only these).
-inline const std::vector<std::string>& known_callbacks() {
-  static const std::vector<std::string> names{"readFile", "fileExists", "directoryExists",
-                                              "getAccessibleEntries", "realpath"};
-  return names;
-}
-
 /// Parses arguments the way Go's flag package does, as tsgo does: one or two
 /// leading dashes, `--flag=value` or `--flag value`, booleans as `--flag` or
 /// `--flag=true|false`. Parsing stops at `--` or the first non-flag argument;
 /// the rest are ignored, as tsgo ignores them. A malformed --spin-us or
-/// --adaptive value adds a warning and is ignored. Throws UsageError for an
-/// unknown flag, a missing or malformed value, an unknown callback name or
-/// an empty --cwd.
-CommandLine parse_command_line(const std::vector<std::string>& args);
+/// --adaptive value adds a warning and is ignored. The API version
+/// (server.api_version) is chosen once all flags are read: --ts-api, else
+/// `api_version_env` (SPINRPC_TS_API's value, or null), else 7.1 when a flag
+/// only 7.1's client passes is there, else 7.0 (choose_api_version,
+/// dialect/api_dialect.h). Throws UsageError for an unknown flag, a missing
+/// or malformed value, a --callbacks item the chosen version does not take
+/// ("unknown callback name: X", as tsgo words its panic), an unknown
+/// --ts-api or an empty --cwd.
+CommandLine parse_command_line(const std::vector<std::string>& args, const char* api_version_env = nullptr);
 
 /// The checks a command line passes before serving, after --help and
 /// --version have had their turn: --api given; --fifo-in and --fifo-out
@@ -67,10 +70,10 @@ CommandLine parse_command_line(const std::vector<std::string>& args);
 /// when --cwd is not given. Throws UsageError.
 void check_serving_flags(const CommandLine& line, const std::string& program);
 
-/// "<program> <our version> (tsgo API <version>)": our version is
-/// project()'s in CMakeLists.txt; the tsgo version is the one whose --api
-/// we answer for, the @typescript/native-preview that tests/interop pins and
-/// the conformance suite compares with.
+/// "<program> <our version> (TypeScript 7 API 7.0: …; 7.1: …)": our version
+/// is project()'s in CMakeLists.txt; then each API version it answers and
+/// the npm releases it matches (dialect/api_dialect.h), those the interop
+/// suite pins and compares with.
 std::string version_text(const std::string& program);
 
 /// The usage text (--help, and after a UsageError), naming `program` (the

@@ -116,7 +116,11 @@ int serve(const CommandLine& line, const std::string& program, const AddMethods&
   ShutdownOnSignal shutdown(files, program, saved_mask);
 
   ServerOptions options = line.server;
-  options.use_case_sensitive_file_names = detect_case_sensitivity();
+  // 7.0's server finds the case rule itself; 7.1's is told it (default true).
+  options.use_case_sensitive_file_names = options.api_version == ApiVersion::v7_0
+                                              ? detect_case_sensitivity()
+                                              : line.use_case_sensitive_file_names.value_or(true);
+  options.max_message_bytes = line.max_message_bytes;
   Server server(std::move(options));
   if (add_methods) add_methods(server, line);
 
@@ -237,7 +241,7 @@ int run_server_main(const std::string& program, const std::vector<std::string>& 
   survive_stray_signals();
   CommandLine line;
   try {
-    line = parse_command_line(args);
+    line = parse_command_line(args, std::getenv(kApiVersionVariable));
     for (const std::string& warning : line.warnings) write_stderr_without_waiting(program + ": " + warning + '\n');
     if (line.version && !line.help) {
       // tsgo answers --version outside API mode only; in API mode its flag

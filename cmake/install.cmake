@@ -14,6 +14,7 @@ include(CMakePackageConfigHelpers)
 # library target -> the name users see after spinrpc::
 set(spinrpc_exported
   spinrpc_protocol protocol
+  spinrpc_dialect dialect
   spinrpc_channel channel
   spinrpc_transport transport
   spinrpc_server server
@@ -36,7 +37,7 @@ if(TARGET spinrpc-server-async)
   install(TARGETS spinrpc-server-async RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
 
-foreach(folder protocol channel transport server app client-shim)
+foreach(folder protocol dialect channel transport server app client-shim)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${folder}/
     DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/spinrpc/${folder}
     FILES_MATCHING PATTERN "*.h")

@@ -1,5 +1,7 @@
 #include "protocol/go_format.h"
 
+#include <algorithm>     // std::upper_bound
+#include <atomic>        // std::atomic
 #include <charconv>      // std::to_chars
 #include <cmath>         // std::fabs
 #include <cstdint>       // std::uint8_t
@@ -39,13 +41,35 @@ Rune decode_rune(std::string_view s, std::size_t i) {
   return {0xfffd, 1, false};
 }
 
+std::atomic<GoUnicodeVersion> unicode_version{GoUnicodeVersion::unicode_15};
+
+struct RuneRange {
+  char32_t first, last;
+};
+
+// Printable under Go 1.27's Unicode 17 tables, not under ICU 72's Unicode
+// 15.0: recorded from a real 7.1 server, sorted.
+constexpr RuneRange kPrintableSince15[] = {
+#include "protocol/go_printable_unicode17.inc"
+};
+
+bool in_ranges(char32_t r) {
+  const auto* next = std::upper_bound(std::begin(kPrintableSince15), std::end(kPrintableSince15), r,
+                                      [](char32_t v, const RuneRange& range) { return v < range.first; });
+  return next != std::begin(kPrintableSince15) && r <= (next - 1)->last;
+}
+
 // Go's unicode.IsPrint: letters, marks, numbers, punctuation, symbols and
 // U+0020; so unassigned runes, Cf, Co, Cs, Zl, Zp and Zs other than U+0020
-// are escaped. The categories come from ICU 72, which implements Unicode 15.0,
-// the version of the tables in the Go toolchain tsgo is built with; the
-// interop suite checks every scalar value against tsgo.
+// are escaped. The categories come from ICU 72, which implements Unicode
+// 15.0, the version of the tables in Go 1.26; Go 1.27's Unicode 17 adds the
+// recorded ranges. The interop suite checks every scalar value against each
+// supported version's server.
 bool is_print(char32_t r) {
   if (r == ' ') return true;
+  if (unicode_version.load(std::memory_order_relaxed) == GoUnicodeVersion::unicode_17 && in_ranges(r)) {
+    return true;
+  }
   switch (u_charType(static_cast<UChar32>(r))) {
     case U_UPPERCASE_LETTER: case U_LOWERCASE_LETTER: case U_TITLECASE_LETTER:
     case U_MODIFIER_LETTER: case U_OTHER_LETTER:
@@ -66,6 +90,10 @@ void append_hex(std::string& out, char32_t value, int digits) {
 }
 
 }  // namespace
+
+void set_go_unicode_version(GoUnicodeVersion version) noexcept {
+  unicode_version.store(version, std::memory_order_relaxed);
+}
 
 void append_go_quoted(std::string& out, std::string_view text) {
   out += '"';

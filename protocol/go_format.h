@@ -11,11 +11,22 @@
 
 namespace spinrpc {
 
+/// The Unicode version of the tables Go's %q follows: that of the Go
+/// toolchain the matched server is built with (dialect/api_dialect.h).
+enum class GoUnicodeVersion {
+  unicode_15,  ///< Go 1.26: ICU 72's tables as they are
+  unicode_17,  ///< Go 1.27: ICU 72's plus protocol/go_printable_unicode17.inc
+};
+
+/// Sets the tables append_go_quoted uses, for the whole process; chosen once
+/// at start-up, before any quoting (the default is unicode_15).
+void set_go_unicode_version(GoUnicodeVersion version) noexcept;
+
 /// Appends `text` quoted as Go's strconv.Quote (fmt's %q) does: `"` and `\`
 /// escaped, \a \b \f \n \r \t \v, other controls and invalid UTF-8 bytes as
-/// \xNN, non-printing runes (unicode.IsPrint false, Unicode 15.0 via ICU)
-/// as \uXXXX or \UXXXXXXXX, printing runes raw. tsgo quotes unknown method
-/// names this way.
+/// \xNN, non-printing runes (unicode.IsPrint false in the tables
+/// set_go_unicode_version chose) as \uXXXX or \UXXXXXXXX, printing runes
+/// raw. tsgo quotes unknown method names this way.
 void append_go_quoted(std::string& out, std::string_view text);
 
 /// Appends `text` as a JSON string the way tsgo's encoder writes it: `"`,

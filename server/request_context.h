@@ -79,6 +79,15 @@ class RequestContext {
     has_reply_view_ = true;
   }
 
+  /// reply_view() for a payload that is bytes, not JSON text (echo's): tsgo
+  /// sends such a result base64-encoded inside a 7.1 batch
+  /// (docs/PROTOCOL.md, "batchRequests"); alone, it goes as it is.
+  void reply_binary_view(ByteView bytes) noexcept {
+    reply_view(bytes);
+    reply_is_binary_ = true;
+  }
+  /// Whether the Response payload is bytes (reply_binary_view), not JSON text.
+  bool reply_is_binary() const noexcept { return reply_is_binary_; }
   /// For the server, once the handler returned: the Response payload.
   ByteView response_payload() const noexcept {
     return has_reply_view_ ? reply_view_ : as_bytes(*reply_);
@@ -95,6 +104,7 @@ class RequestContext {
   std::string* reply_;                      // the caller's reused buffer
   ByteView reply_view_;                     // set by reply_view()
   bool has_reply_view_ = false;
+  bool reply_is_binary_ = false;
   std::exception_ptr channel_failure_;      // a channel failure inside call()
 };
 

@@ -18,12 +18,23 @@ namespace {
 
 constexpr std::string_view kGetServerTiming = "getServerTiming";
 constexpr std::string_view kResetServerTiming = "resetServerTiming";
-constexpr char kUnexpectedResponse[] = "api: unexpected response message in sync connection";
-constexpr char kEmptyMethod[] = "api: invalid request: a Request with an empty method name";
+constexpr std::string_view kBatchRequests = "batchRequests";
+constexpr char kUnexpectedResponse[] = "unexpected response message in sync connection";
+constexpr char kEmptyMethod[] = "invalid request: a Request with an empty method name";
+constexpr char kNestedBatch[] = "api: invalid request: batchRequests cannot be nested";
+// Room for the frame's or the JSON-RPC message's own bytes around a
+// batchRequests page, so the whole reply fits max_message_bytes.
+constexpr std::size_t kReplyEnvelopeBytes = 256;
 
-std::string initialize_reply(const ServerOptions& options) {
-  std::string json = R"({"useCaseSensitiveFileNames":)";
-  json += options.use_case_sensitive_file_names ? "true" : "false";
+std::string initialize_reply(const ServerOptions& options, const ApiDialect& dialect) {
+  std::string json;
+  if (dialect.initialize == InitializeShape::case_sensitivity) {
+    json = R"({"caseSensitivity":)";
+    json += options.use_case_sensitive_file_names ? "1" : "0";
+  } else {
+    json = R"({"useCaseSensitiveFileNames":)";
+    json += options.use_case_sensitive_file_names ? "true" : "false";
+  }
   json += R"(,"currentDirectory":)";
   append_json_string(json, options.cwd);
   json += '}';
@@ -32,16 +43,18 @@ std::string initialize_reply(const ServerOptions& options) {
 
 }  // namespace
 
-Server::Server(ServerOptions options) : options_(std::move(options)), timing_(options_.timing) {
+Server::Server(ServerOptions options)
+    : options_(std::move(options)), dialect_(&api_dialect(options_.api_version)), timing_(options_.timing) {
   reply_.reserve(kReservedReplyBytes);
+  set_go_unicode_version(dialect_->unicode);
 
-  on("echo", [](RequestContext& ctx) { ctx.reply_view(ctx.payload()); });
+  on("echo", [](RequestContext& ctx) { ctx.reply_binary_view(ctx.payload()); });
   // tsgo's undocumented liveness check, in both modes: "pong" whatever the params.
   on("ping", [](RequestContext& ctx) { ctx.reply_view(as_bytes(R"("pong")")); });
   // Not tsgo's: the spin counters of this server's reader (docs/SPIN.md#counters).
   on("getChannelStats", [](RequestContext& ctx) { append_json(ctx.reply(), ctx.channel_stats()); });
   // initialize ignores its payload (tsgo answers null, {} and empty alike).
-  on("initialize", [reply = initialize_reply(options_)](RequestContext& ctx) {
+  on("initialize", [reply = initialize_reply(options_, *dialect_)](RequestContext& ctx) {
     ctx.reply_view(as_bytes(reply));
   });
 }
@@ -66,14 +79,14 @@ void Server::serve(FdChannel& channel) {
         // response and says so ("unexpected response message"), which names
         // the wrong thing; the exit status is the same
         // (docs/PROTOCOL.md#where-spinrpc-server-differs-from-tsgo).
-        if (frame->name.empty()) throw ProtocolError(kEmptyMethod);
+        if (frame->name.empty()) throw ProtocolError(std::string(dialect_->transport_error_prefix) + kEmptyMethod);
         answering_.set(true);
         dispatch(channel, frame->name_text(), frame->payload);
         answering_.set(false);
         break;
       case MessageType::CallResponse:
       case MessageType::CallError:
-        throw ProtocolError(kUnexpectedResponse);
+        throw ProtocolError(std::string(dialect_->transport_error_prefix) + kUnexpectedResponse);
       case MessageType::Response:
       case MessageType::Error:
       case MessageType::Call:
@@ -98,6 +111,17 @@ void Server::dispatch(FdChannel& channel, std::string_view method, ByteView payl
 
   // The request's name and payload must survive the handler's Calls.
   const FdChannel::Hold hold = channel.hold_frame();
+  if (dialect_->batch_requests && method == kBatchRequests) {
+    std::string reply;
+    const bool ok = answer_batch(as_text(payload), [&](const detail::BatchParams::Item& request, std::string& entry) {
+      RequestContext item(channel, request.method, as_bytes(request.params.value_or("")), item_reply_);
+      const bool item_ok = request.method != kBatchRequests && run(item);
+      append_item_entry(item, item_ok, as_text(item.response_payload()), /*sync=*/true, entry);
+    }, reply);
+    channel.write_frame(ok ? MessageType::Response : MessageType::Error, name,
+                        as_bytes(ok ? std::string_view(reply) : std::string_view(error_text_)));
+    return;
+  }
   RequestContext ctx(channel, method, payload, reply_);
   if (run(ctx)) {
     channel.write_frame(MessageType::Response, name, ctx.response_payload());
@@ -140,6 +164,58 @@ bool Server::run(RequestContext& ctx) {
     timing_.record(method, std::chrono::steady_clock::now() - start, wall_start);
   }
   return !failed;
+}
+
+bool Server::answer_batch(std::string_view params, const BatchItemRunner& run_item, std::string& reply) {
+  try {
+    const detail::BatchParams batch = detail::parse_batch_params(params);
+    const std::size_t max_reply = options_.max_message_bytes > kReplyEnvelopeBytes
+                                      ? options_.max_message_bytes - kReplyEnvelopeBytes
+                                      : 1;
+    const std::size_t page_limit = detail::batch_page_limit(batch.max_response_bytes_per_page, max_reply);
+    if (batch.continuation_token) {
+      reply = batch_pages_.next_page(*batch.continuation_token, page_limit);
+      return true;
+    }
+    std::vector<std::string> entries;
+    entries.reserve(batch.requests.size());
+    for (const detail::BatchParams::Item& request : batch.requests) {
+      std::string& entry = entries.emplace_back();
+      run_item(request, entry);
+      // An entry no page can carry (with the largest token it may need)
+      // becomes an error that says so, never a cut or refused reply.
+      if (entry.size() + kReplyEnvelopeBytes > max_reply) {
+        const std::size_t size = entry.size();
+        entry.clear();
+        detail::append_batch_error(entry, request.method,
+                                   "api: the result of " + request.method + " is " + std::to_string(size) +
+                                       " bytes of JSON, more than a reply may carry (the message limit is " +
+                                       std::to_string(options_.max_message_bytes) +
+                                       " bytes: --max-message-bytes)");
+      }
+    }
+    reply = batch_pages_.first_page(std::move(entries), page_limit);
+    return true;
+  } catch (const detail::BatchError& e) {
+    error_text_.assign(e.what());
+    return false;
+  }
+}
+
+void Server::append_item_entry(RequestContext& item, bool ok, std::string_view result, bool sync,
+                               std::string& entry) {
+  const std::string_view method = item.method();
+  if (method == kBatchRequests) {
+    detail::append_batch_error(entry, method, kNestedBatch);
+  } else if (!ok) {
+    detail::append_batch_error(entry, method, error_text_);
+  } else if (sync && item.reply_is_binary()) {
+    detail::append_batch_binary_result(entry, method, result);
+  } else if (sync && !result.empty() && !detail::is_json(result)) {
+    detail::append_batch_error(entry, method, "api: the result of " + std::string(method) + " is not JSON");
+  } else {
+    detail::append_batch_result(entry, method, result);
+  }
 }
 
 bool detect_case_sensitivity() {

@@ -10,6 +10,9 @@
 #include <vector>         // std::vector
 
 #include "channel/cross_thread_flag.h"
+#include "dialect/api_dialect.h"
+#include "protocol/frame.h"
+#include "server/batch_requests.h"
 #include "server/request_context.h"
 #include "server/server_timing.h"
 
@@ -36,14 +39,26 @@ struct ServerOptions {
   std::vector<std::string> callbacks;
   /// --timing: record each request's processing time for getServerTiming.
   bool timing = false;
-  /// initialize's useCaseSensitiveFileNames; detect_case_sensitivity() finds it.
+  /// initialize's useCaseSensitiveFileNames (7.0, where
+  /// detect_case_sensitivity() finds it) or caseSensitivity (7.1, where the
+  /// client says it).
   bool use_case_sensitive_file_names = true;
+  /// The API version whose replies the server gives (dialect/api_dialect.h):
+  /// initialize's shape, batchRequests, the transport errors' prefix, Go's
+  /// Unicode tables.
+  ApiVersion api_version = ApiVersion::v7_0;
+  /// The largest message the server's channel takes and sends, in bytes
+  /// (--max-message-bytes): a batchRequests page is cut to fit it.
+  std::size_t max_message_bytes = Limits::kDefaultMaxMessageBytes;
 };
 
 /// The sync API server: reads Requests from a channel, dispatches them to
-/// handlers, writes Responses. Built in: echo, initialize, getServerTiming and
-/// resetServerTiming, and tsgo's unknown-method Error
-/// (docs/PROTOCOL.md#built-in-methods). One thread; one Request open at a time.
+/// handlers, writes Responses. Built in: echo, ping, initialize,
+/// getServerTiming and resetServerTiming, batchRequests in API 7.1, and
+/// tsgo's unknown-method Error (docs/PROTOCOL.md#built-in-methods), in the
+/// shapes of ServerOptions::api_version. One thread; one Request open at a
+/// time. Constructing a Server sets the process's Go Unicode tables to its
+/// version's (set_go_unicode_version).
 class Server {
  public:
   explicit Server(ServerOptions options);
@@ -96,6 +111,14 @@ class Server {
   // Runs the handler for ctx.method() and records its time; false means
   // error_text_ holds the Error payload.
   bool run(RequestContext& ctx);
+  // batchRequests: runs each item through `run_item`, which appends its
+  // response entry; false means error_text_ holds the Error payload.
+  using BatchItemRunner = std::function<void(const detail::BatchParams::Item&, std::string& entry)>;
+  bool answer_batch(std::string_view params, const BatchItemRunner& run_item, std::string& reply);
+  // One item's entry once run() has answered it (`ok`): `result` is its
+  // reply; in sync mode a binary reply goes base64 and any other must be
+  // JSON text, in async mode it is already in output form.
+  void append_item_entry(RequestContext& item, bool ok, std::string_view result, bool sync, std::string& entry);
 
   // Room for the built-in replies from the start (getChannelStats' JSON is
   // ~250 bytes and grows as its counters gain digits), so no reply
@@ -103,12 +126,15 @@ class Server {
   static constexpr std::size_t kReservedReplyBytes = 1024;
 
   ServerOptions options_;
+  const ApiDialect* dialect_;     // options_.api_version's
   std::unordered_map<std::string, Handler, StringHash, std::equal_to<>> handlers_;
   ServerTiming timing_;
   std::string reply_;       // RequestContext::reply(), reused across requests
   std::string error_text_;  // reused for Error payloads
   std::string out_;         // reused for async replies
   CrossThreadFlag answering_;  // see answering()
+  detail::BatchPages batch_pages_;  // batchRequests pages not fetched yet
+  std::string item_reply_;          // a batch item's RequestContext::reply()
 };
 
 /// Whether the file system holding this executable is case-sensitive: tsgo

@@ -27,8 +27,12 @@
 namespace spinrpc {
 namespace {
 
-std::unique_ptr<Transport> make_transport(const CommandLine& line, CreatedFiles& files) {
-  if (line.pipe) return make_unix_socket_transport(*line.pipe, files);
+std::unique_ptr<Transport> make_transport(const CommandLine& line, CreatedFiles& files, const std::string& program) {
+  if (line.pipe) {
+    const bool in_directory = api_dialect(line.server.api_version).pipe == PipeLayout::private_directory;
+    return make_unix_socket_transport(
+        *line.pipe, in_directory ? SocketPlace::in_private_directory : SocketPlace::at_path, files, program);
+  }
   if (line.fifo_in) return make_fifo_transport(*line.fifo_in, *line.fifo_out, files);
   return make_stdio_transport();
 }
@@ -143,7 +147,7 @@ int serve(const CommandLine& line, const std::string& program, const AddMethods&
   // The server is the pair's one follower (docs/PLACEMENT.md#following-the-peer-when-the-cpus-are-taken).
   channel_options.spin.follow_peer = true;
   try {
-    const std::unique_ptr<Transport> transport = make_transport(line, files);
+    const std::unique_ptr<Transport> transport = make_transport(line, files, program);
     Connection connection = transport->accept();
     FdChannel channel(std::move(connection.in), std::move(connection.out), std::move(channel_options));
     // From here this thread reads and writes the connection; the signal

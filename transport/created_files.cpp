@@ -18,7 +18,12 @@ void CreatedFiles::unlink_if_ours(const Created& file) noexcept {
   struct stat st {};
   if (::lstat(file.path.c_str(), &st) != 0) return;  // gone already
   if (st.st_dev != file.device || st.st_ino != file.inode) return;  // someone else's now
-  ::unlink(file.path.c_str());
+  // A directory (7.1's --pipe) goes once what was created in it has gone.
+  if (S_ISDIR(st.st_mode)) {
+    ::rmdir(file.path.c_str());
+  } else {
+    ::unlink(file.path.c_str());
+  }
 }
 
 void CreatedFiles::remove(const std::string& path) noexcept {
@@ -31,7 +36,8 @@ void CreatedFiles::remove(const std::string& path) noexcept {
 
 void CreatedFiles::remove_all(bool hold_lock) noexcept {
   mutex_.lock();
-  for (const Created& file : files_) unlink_if_ours(file);
+  // Newest first: a file before the directory created to hold it.
+  for (auto it = files_.rbegin(); it != files_.rend(); ++it) unlink_if_ours(*it);
   files_.clear();
   if (!hold_lock) mutex_.unlock();
 }

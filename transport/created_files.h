@@ -8,7 +8,8 @@
 
 namespace spinrpc {
 
-/// The files a server created (its socket, its FIFOs), to be removed when it
+/// The files a server created (its socket and the directory holding it,
+/// its FIFOs), to be removed, newest first, when it
 /// ends, however it ends: normally (the transport's destructor) or on
 /// SIGINT/SIGTERM (ShutdownOnSignal, from another thread). Thread-safe.
 ///

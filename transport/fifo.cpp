@@ -1,10 +1,12 @@
 #include "transport/fifo.h"
 
 #include <fcntl.h>     // ::open, ::fcntl, O_*
-#include <sys/stat.h>  // ::mkfifo, ::stat, S_ISFIFO
+#include <sys/stat.h>  // ::mkfifo, ::stat, ::fstat, ::chmod, S_ISFIFO
+#include <unistd.h>    // ::geteuid
 
 #include <poll.h>        // ::poll
 
+#include <cstdio>              // std::snprintf
 #include <condition_variable>  // std::condition_variable
 #include <mutex>         // std::mutex
 #include <system_error>  // std::system_error
@@ -23,13 +25,32 @@ namespace {
   throw std::system_error(err, std::generic_category(), what);
 }
 
-// Creates the FIFO (0600) unless one is there; returns whether it created it.
+// A FIFO spinrpc reads requests from or writes replies to must be this
+// user's and closed to everyone else (docs/HARDENING.md, "Endpoints are
+// private"): another user could otherwise send requests or read replies.
+void check_private_fifo(const struct stat& st, const std::string& path) {
+  if (!S_ISFIFO(st.st_mode)) fail(EEXIST, path, "it exists and is not a FIFO");
+  if (st.st_uid != ::geteuid() || (st.st_mode & 077) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    fail(EACCES, path, ("other users may reach it (mode " + std::string(mode) + ", owner uid " +
+                        std::to_string(st.st_uid) + "): use a FIFO of this user's with mode 0600, or a path " +
+                        "where spinrpc-server creates one").c_str());
+  }
+}
+
+// Creates the FIFO (0600 whatever the umask: mkfifo's mode can only lose
+// bits to it, chmod sets the owner's back) unless one is there; returns
+// whether it created it. One that is there must be private already.
 bool ensure_fifo(const std::string& path) {
-  if (::mkfifo(path.c_str(), 0600) == 0) return true;
+  if (::mkfifo(path.c_str(), 0600) == 0) {
+    if (::chmod(path.c_str(), 0600) != 0) fail(errno, path);
+    return true;
+  }
   if (errno != EEXIST) fail(errno, path);
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) fail(errno, path);
-  if (!S_ISFIFO(st.st_mode)) fail(EEXIST, path, "it exists and is not a FIFO");
+  check_private_fifo(st, path);
   return false;
 }
 
@@ -43,7 +64,12 @@ bool same_file(const std::string& a, const std::string& b) {
 UniqueFd open_fifo(const std::string& path, int flags) {
   const int fd = check_syscall([&] { return ::open(path.c_str(), flags | O_CLOEXEC); }, "open", -1);
   if (fd < 0) fail(errno, path);
-  return UniqueFd(fd);
+  UniqueFd opened(fd);
+  // What was opened, not what the path named a moment ago.
+  struct stat st {};
+  if (::fstat(opened.get(), &st) != 0) fail(errno, path);
+  check_private_fifo(st, path);
+  return opened;
 }
 
 class FifoTransport final : public Transport {

@@ -1,9 +1,11 @@
 #include "transport/unix_socket.h"
 
-#include <fcntl.h>       // ::fcntl, FD_CLOEXEC
-#include <sys/socket.h>  // ::socket, ::connect
-#include <sys/stat.h>    // ::lstat, S_ISSOCK
-#include <unistd.h>      // ::unlink
+#include <fcntl.h>       // ::fcntl, FD_CLOEXEC, AT_FDCWD
+#include <stdio.h>       // ::renameat2, RENAME_NOREPLACE
+#include <stdlib.h>      // ::mkdtemp
+#include <sys/socket.h>  // ::socket, ::connect, ::getsockopt, SO_PEERCRED
+#include <sys/stat.h>    // ::lstat, ::mkdir, ::chmod, S_ISSOCK
+#include <unistd.h>      // ::unlink, ::rmdir, ::geteuid
 
 #include <cstring>       // std::memcpy
 #include <system_error>  // std::system_error
@@ -12,6 +14,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
 
+#include "channel/stderr_lines.h"
 #include "channel/syscall.h"
 #include "transport/connect_retry.h"
 #include "transport/created_files.h"
@@ -51,18 +54,62 @@ void remove_stale_socket(const std::string& path) {
   ::unlink(path.c_str());
 }
 
+// The folder part of `path` ("." for a bare name), for a sibling of it.
+std::string folder_of(const std::string& path) {
+  const std::size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
 class UnixSocketTransport final : public Transport {
  public:
-  UnixSocketTransport(std::string path, CreatedFiles& files)
-      : path_(std::move(path)), files_(files), acceptor_(io_) {
+  UnixSocketTransport(const std::string& path, SocketPlace place, CreatedFiles& files, std::string program)
+      : path_(place == SocketPlace::in_private_directory ? path + "/socket" : path),
+        files_(files),
+        program_(std::move(program)),
+        acceptor_(io_) {
     unix_socket_address(path_, "cannot listen on");  // the length rule, before anything is touched
-    remove_stale_socket(path_);
     boost::system::error_code error;
     acceptor_.open(stream_protocol(), error);
     if (error) fail(error.value(), path_);
-    acceptor_.bind(stream_protocol::endpoint(path_), error);
-    if (error) fail(error.value(), path_);
-    files_.add(path_);
+    if (place == SocketPlace::in_private_directory) {
+      // 7.1's layout: PATH must not exist; mkdir's 0700 can only lose bits
+      // to the umask, and the chmod restores the owner's.
+      if (::mkdir(path.c_str(), 0700) != 0) fail(errno, path, "cannot create the socket's private directory");
+      directory_ = path;
+      files_.add(directory_);
+      try {
+        if (::chmod(path.c_str(), 0700) != 0) fail(errno, path);
+        bind_private(path_);
+        files_.add(path_);
+      } catch (...) {
+        files_.remove(path_);
+        files_.remove(directory_);
+        throw;
+      }
+    } else {
+      remove_stale_socket(path_);
+      // Bound in a private directory beside PATH (mkdtemp: 0700 whatever the
+      // umask), made 0600 there, then renamed onto PATH, which must still be
+      // free: no moment at which another user can reach it.
+      std::string staging = folder_of(path_) + "/.spinrpc-socket-XXXXXX";
+      if (::mkdtemp(staging.data()) == nullptr) {
+        fail(errno, path_, errno == ENOENT ? nullptr : "cannot create a private directory beside it");
+      }
+      const std::string staged = staging + "/socket";
+      try {
+        bind_private(staged);
+        if (::renameat2(AT_FDCWD, staged.c_str(), AT_FDCWD, path_.c_str(), RENAME_NOREPLACE) != 0) {
+          fail(errno, path_, errno == EEXIST ? "something took the path meanwhile" : nullptr);
+        }
+      } catch (...) {
+        ::unlink(staged.c_str());
+        ::rmdir(staging.c_str());
+        throw;
+      }
+      ::rmdir(staging.c_str());
+      files_.add(path_);
+    }
     acceptor_.listen(1, error);
     if (error) fail(error.value(), path_);
   }
@@ -71,12 +118,30 @@ class UnixSocketTransport final : public Transport {
     io_.stop();
     if (rejecter_.joinable()) rejecter_.join();
     files_.remove(path_);
+    if (!directory_.empty()) files_.remove(directory_);
   }
 
   Connection accept() override {
     boost::system::error_code error;
-    stream_protocol::socket socket = acceptor_.accept(error);
-    if (error) throw std::system_error(error.value(), std::generic_category(), "cannot accept on " + path_);
+    stream_protocol::socket socket(io_);
+    // Only this user's processes: the file's mode already says so, and the
+    // peer's credentials (SO_PEERCRED) are checked too, in case the mode was
+    // changed or a process got hold of the path another way.
+    for (;;) {
+      socket = acceptor_.accept(error);
+      if (error) throw std::system_error(error.value(), std::generic_category(), "cannot accept on " + path_);
+      ucred peer{};
+      socklen_t size = sizeof peer;
+      if (::getsockopt(socket.native_handle(), SOL_SOCKET, SO_PEERCRED, &peer, &size) == 0 &&
+          peer.uid == ::geteuid()) {
+        break;
+      }
+      write_stderr_without_waiting(program_ + ": refused a client on " + path_ + ": uid " +
+                                   std::to_string(peer.uid) + " (pid " + std::to_string(peer.pid) +
+                                   ") is not this server's user (uid " + std::to_string(::geteuid()) + ")\n");
+      boost::system::error_code ignored;
+      socket.close(ignored);
+    }
     // Exactly one connection, as tsgo. The listener stays open so that the
     // path visibly belongs to a live server (another spinrpc-server's stale
     // check connects to it), and a second client is accepted and closed at
@@ -102,8 +167,18 @@ class UnixSocketTransport final : public Transport {
     });
   }
 
-  std::string path_;
-  CreatedFiles& files_;                      // removes path_ however the server ends
+  // Binds the acceptor at `where` and makes the socket file 0600.
+  void bind_private(const std::string& where) {
+    boost::system::error_code error;
+    acceptor_.bind(stream_protocol::endpoint(where), error);
+    if (error) fail(error.value(), where);
+    if (::chmod(where.c_str(), 0600) != 0) fail(errno, where);
+  }
+
+  std::string path_;                         // the socket file
+  std::string directory_;                    // the directory made for it (in_private_directory)
+  CreatedFiles& files_;                      // removes what we created however the server ends
+  std::string program_;                      // names us in the refusal line
   boost::asio::io_context io_;               // the acceptor's executor
   stream_protocol::acceptor acceptor_;       // listens for the server's whole life
   std::thread rejecter_;                     // runs io_: turns further clients away
@@ -123,8 +198,9 @@ sockaddr_un unix_socket_address(const std::string& path, const char* what_for) {
   return address;
 }
 
-std::unique_ptr<Transport> make_unix_socket_transport(const std::string& path, CreatedFiles& files) {
-  return std::make_unique<UnixSocketTransport>(path, files);
+std::unique_ptr<Transport> make_unix_socket_transport(const std::string& path, SocketPlace place,
+                                                     CreatedFiles& files, const std::string& program) {
+  return std::make_unique<UnixSocketTransport>(path, place, files, program);
 }
 
 Connection connect_unix_socket(const std::string& path, std::chrono::milliseconds timeout) {

@@ -19,15 +19,28 @@ class CreatedFiles;
 /// to 107 bytes").
 sockaddr_un unix_socket_address(const std::string& path, const char* what_for);
 
-/// Listens on a Unix domain socket at `path`, serving exactly one connection
-/// (tsgo's --pipe; later clients are accepted and closed at once): a stale
-/// socket file there (one nobody listens on) is removed first; a path held
-/// by a live server, a path that exists but is not a socket, a directory
-/// that does not exist and a path that breaks the length rule are refused
-/// with std::system_error naming the path, leaving nothing behind. The
-/// socket file is recorded in `files` and removed with the transport.
-/// Boost.Asio owns the acceptor; the accepted fd goes to the caller.
-std::unique_ptr<Transport> make_unix_socket_transport(const std::string& path, CreatedFiles& files);
+/// Where --pipe PATH puts the socket (dialect/api_dialect.h, PipeLayout).
+enum class SocketPlace {
+  at_path,               ///< the socket is PATH (API 7.0)
+  in_private_directory,  ///< PATH is a new directory, 0700, holding PATH/socket (API 7.1)
+};
+
+/// Listens on a Unix domain socket, serving exactly one connection (tsgo's
+/// --pipe; later clients are accepted and closed at once), private to this
+/// user whatever the umask (docs/HARDENING.md, "Endpoints are private"):
+/// the socket file is 0600 from the moment another user could reach it,
+/// and a client whose SO_PEERCRED uid is not our effective uid is closed at
+/// once with one line on stderr naming `program`, and the server waits for
+/// the next. at_path: a stale socket file at `path` (one nobody listens on)
+/// is removed first; a path held by a live server or that exists but is not
+/// a socket is refused. in_private_directory: `path` must not exist.
+/// Either way a missing parent directory and a path that breaks the length
+/// rule are refused with std::system_error naming the path, leaving nothing
+/// behind. What is created is recorded in `files` and removed with the
+/// transport. Boost.Asio owns the acceptor; the accepted fd goes to the
+/// caller.
+std::unique_ptr<Transport> make_unix_socket_transport(const std::string& path, SocketPlace place,
+                                                     CreatedFiles& files, const std::string& program);
 
 /// Connects to the Unix domain socket at `path`, retrying every few ms while
 /// nothing listens there yet (ENOENT, ECONNREFUSED) for up to `timeout`.

@@ -138,7 +138,7 @@ describe("the API's file system callbacks through the binding", () => {
     }
   });
 
-  test("a throwing callback: tsgo gets CallError, and the error names it", () => {
+  test("a throwing callback: tsgo gets CallError, and the request throws the version's own error", () => {
     requireBinary(tsgoPeer());
     const dir = mkdtempSync(join(scratch, "project-"));
     writeFileSync(join(dir, "tsconfig.json"), '{"files":["a.ts"]}');
@@ -150,11 +150,13 @@ describe("the API's file system callbacks through the binding", () => {
     });
     const stop = watchdog(api.client.channel.pid);
     try {
-      // tsgo panics on a failed readFile Call (exit status 2).
+      // The 7.0 channel's error for the request; tsgo panics on a failed
+      // readFile Call (exit status 2), which the binding read: requestError.
       assert.throws(() => api.updateSnapshot({ openProject: join(dir, "tsconfig.json") }), (e) => {
-        assert.match(e.message, /^tsgo exited with status \d+ \(callback `readFile` threw: no reading today\)$/);
-        assert.equal(e.code, "ERR_SPINRPC_CHILD_EXITED");
+        assert.equal(e.message, "Error calling callback `readFile`: no reading today");
         assert.equal(e.cause, failure);
+        assert.match(e.requestError.message, /^tsgo exited with status \d+$/);
+        assert.equal(e.requestError.code, "ERR_SPINRPC_CHILD_EXITED");
         return true;
       });
     } finally {

@@ -79,8 +79,15 @@ export function channelFor(info, Original) {
   }
   const rule = CALLBACK_FAILURE[info.dialect];
   class SyncRpcChannel extends NativeSyncRpcChannel {
-    constructor(exe, args, collectTiming = false) {
-      super(exe, args, { collectTiming: Boolean(collectTiming), callbackFailure: rule });
+    // The version's (exe, args, collectTiming), or spinrpc's options object
+    // (docs/NODE.md, "The surface"), the rule added unless it names one.
+    constructor(exe, args, collectTimingOrOptions = false) {
+      const options = typeof collectTimingOrOptions === "object" && collectTimingOrOptions !== null &&
+          !Array.isArray(collectTimingOrOptions)
+        ? Object.create(collectTimingOrOptions, collectTimingOrOptions.callbackFailure === undefined
+          ? { callbackFailure: { value: rule, enumerable: true } } : {})
+        : { collectTiming: Boolean(collectTimingOrOptions), callbackFailure: rule };
+      super(exe, args, options);
       if (bindingSettings().report) {
         process.stderr.write(`spinrpc: ${describeChannel(info)} runs on spinrpc's channel (server ${exe}, pid ${this.pid})\n`);
       }

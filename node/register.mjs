@@ -54,7 +54,9 @@ function candidatePackages() {
 
 async function preloadChannels() {
   for (const dir of candidatePackages()) {
-    if (identifyChannel(join(dir, CHANNEL_PATH)) === null) continue;  // not TypeScript 7
+    // Versions in the table only: another TypeScript 7 is reported when
+    // the program loads it, not here.
+    if (identifyChannel(join(dir, CHANNEL_PATH))?.known !== true) continue;
     await import(pathToFileURL(join(dir, CHANNEL_PATH)).href);        // through hooks.mjs
   }
 }

@@ -31,7 +31,7 @@ function load() {
     const hint = e.code === "MODULE_NOT_FOUND"
       ? "build it with scripts/build.sh in the spinrpc checkout"
       : `it needs ${PLATFORM_FLOOR}; this is ${platformText()}`;
-    return { error: new Error(`spinrpc: cannot load the Node.js addon ${ADDON} (${e.message}); ${hint}`, { cause: e }) };
+    return { error: new Error(`spinrpc: cannot load the Node.js addon ${ADDON} (${e.message.split("\n")[0]}); ${hint}`, { cause: e }) };
   }
 }
 

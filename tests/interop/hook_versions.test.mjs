@@ -16,7 +16,7 @@
 import { describe, test, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, readdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -168,6 +168,35 @@ describe("a TypeScript 7 version spinrpc does not know", () => {
     assert.equal(r.stdout, "");
     assert.ok(r.stderr.includes(`typescript@7.2.0-dev.20270101.1 (${file})`), r.stderr);
     assert.match(r.stderr, /SPINRPC_BINDING=required makes that an error/);
+  });
+});
+
+describe("an addon that cannot load here", () => {
+  // node/ without build/spinrpc.node: what a platform the addon is not
+  // built for sees (there the message names the platform it needs).
+  const copy = join(scratch, "spinrpc-without-addon");
+  mkdirSync(copy, { recursive: true });
+  for (const file of readdirSync(join(REPO_ROOT, "node")).filter((f) => f.endsWith(".mjs") || f === "package.json")) {
+    cpSync(join(REPO_ROOT, "node", file), join(copy, file));
+  }
+  symlinkSync(join(REPO_ROOT, "node", "node_modules"), join(copy, "node_modules"));
+  const ts = VERSIONS[0];
+  const { dir, main } = project(ts, "hoisted", "-no-addon");
+  const runWith = (env) => spawnSync(process.execPath, ["--import", join(copy, "register.mjs"), main("mjs")],
+    { cwd: dir, encoding: "utf8", timeout: 60_000, env: { ...process.env, NODE_OPTIONS: "", SPINRPC_BINDING: "", ...env } });
+
+  test("the API keeps its own channel, and stderr says why", () => {
+    const r = runWith({});
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(JSON.parse(r.stdout).spinrpc, null);
+    assert.match(r.stderr, new RegExp(`^spinrpc: ${ts.name}@${ts.version.replaceAll(".", "\\.")} \\(.*\\) keeps its pure-JS channel: ` +
+      "spinrpc: cannot load the Node.js addon .*spinrpc\\.node"));
+  });
+
+  test("SPINRPC_BINDING=required: an error at load", () => {
+    const r = runWith({ SPINRPC_BINDING: "required" });
+    assert.notEqual(r.status, 0);
+    assert.match(r.stderr, /keeps its pure-JS channel: .*SPINRPC_BINDING=required makes that an error/);
   });
 });
 

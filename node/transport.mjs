@@ -19,20 +19,21 @@ import * as path from "node:path";
 import { dirname, join } from "node:path";
 import * as url from "node:url";
 import { fileURLToPath } from "node:url";
+import { addonError } from "./addon.mjs";
 import { channelFor } from "./channels.mjs";
 import { CHANNEL_PATH, describeChannel, identifyChannel } from "./recognize.mjs";
 
 // createTransport's own options; the rest go to the channel (docs/NODE.md, "The surface").
 const OWN = new Set(["cwd", "typescript", "tsserverPath", "useCaseSensitiveFileNames", "runExternalCode", "collectTiming"]);
 
-// The TypeScript package createTransport serves: `from` (a package folder, a
-// file inside one, or a file: URL), else the one `typescript` resolves to
-// from the main script's folder, else from the working directory.
+// The TypeScript package createTransport serves: `from` (its folder, as a
+// path or a file: URL), else the one `typescript` resolves to from the main
+// script's folder, else from the working directory.
 function findPackage(from) {
   if (from !== undefined) {
-    const start = from instanceof URL || String(from).startsWith("file:") ? fileURLToPath(from) : String(from);
-    const channel = identifyChannel(join(start, CHANNEL_PATH)) ?? identifyChannel(join(realpathSync(start), CHANNEL_PATH));
-    if (channel === null) throw new TypeError(`createTransport: no TypeScript 7 package at ${start}`);
+    const dir = from instanceof URL || String(from).startsWith("file:") ? fileURLToPath(from) : String(from);
+    const channel = identifyChannel(join(dir, CHANNEL_PATH));
+    if (channel === null) throw new TypeError(`createTransport: no TypeScript 7 package at ${dir}`);
     return channel;
   }
   const bases = [];
@@ -69,9 +70,9 @@ export function createTransport(options = {}) {
   const require = nodeModule.createRequire(join(ts.dir, "package.json"));
   const channelOptions = {};
   for (const [key, value] of Object.entries(options)) if (!OWN.has(key)) channelOptions[key] = value;
+  if (addonError !== null) throw addonError;
   // The version's own class: its callback-failure rule and surface.
   const Channel = channelFor(ts, null);
-  if (Channel === null) throw new Error(`createTransport: ${describeChannel(ts)}: the addon cannot load here`);
 
   let channel = null;
   let fileSystem;

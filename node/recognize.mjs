@@ -82,8 +82,15 @@ export function identifyChannel(path) {
  */
 export function bindingSettings(env = process.env) {
   const words = new Set(String(env.SPINRPC_BINDING ?? "").split(",").map((w) => w.trim()).filter(Boolean));
+  const unknown = [...words].filter((w) => w !== "required" && w !== "report");
+  if (unknown.length > 0 && !warnedSettings) {
+    warnedSettings = true;
+    process.stderr.write(`spinrpc: SPINRPC_BINDING: ignoring ${unknown.join(", ")} (the words are required, report)\n`);
+  }
   return { required: words.has("required"), report: words.has("report") };
 }
+
+let warnedSettings = false;
 
 /** "typescript@7.0.2 (/path/dist/api/syncChannel.js)" */
 export function describeChannel(info) {

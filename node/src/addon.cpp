@@ -252,16 +252,18 @@ bool bool_option(const Napi::Value& value, const char* key) {
   return value.As<Napi::Boolean>().Value();
 }
 
-// The third constructor argument: TS 7's collectTiming boolean, or an
-// object of our options (docs/NODE.md, "The surface").
-// What a request does after one of its callbacks failed (threw, or was
-// unregistered when the server called it): the `callbackFailure` option.
+// What a request does after one of its callbacks failed (threw, returned
+// no string, or was unregistered when the server called it): the
+// `callbackFailure` option. Under every rule the server gets CallError and
+// the request reads its reply.
 enum class CallbackFailureRule {
-  kContinue,  // CallError to the server and the request goes on (the default)
+  kContinue,  // the request returns (the default)
   kThrow,     // TS 7.0's channel: the request throws "Error calling callback …"
   kPoison,    // TS 7.1's: that, and every later request throws the same error
 };
 
+// The third constructor argument: TS 7's collectTiming boolean, or an
+// object of our options (docs/NODE.md, "The surface").
 void read_options(const Napi::Value& value, SyncRpcOptions& options, bool& collect_timing,
                   CallbackFailureRule& rule) {
   if (value.IsUndefined()) return;

@@ -1,7 +1,95 @@
 // `node --import spinrpc/register app.mjs` (or --import <checkout>/node/register.mjs):
-// makes @typescript/native-preview/unstable/sync talk to its server through
-// spinrpc's channel, with no change to app.mjs. See hooks.mjs.
+// every known TypeScript 7 version's sync API (typescript@7.0.x, 7.1.0-beta,
+// the 7.1 nightlies, @typescript/native-preview@7.0.0-dev.20260707.2) talks
+// to its server through spinrpc's channel, with no change to app.mjs, for
+// `import` and `require` alike. See hooks.mjs and docs/NODE.md.
+//
+// Node 22.15+ / 23.5+: module.registerHooks, whose synchronous hooks see
+// import and require(). Older Node: module.register, whose hooks see import
+// only; require() of the API (an ES module) is covered by importing, here
+// and now, the channel of each TypeScript 7 package the program resolves
+// from its main script's folder and the working directory (a module loads
+// once, whichever way it is reached), and a require hook
+// (require-in-the-middle) says on stderr when a required API still has its
+// pure-JS channel.
 
-import { register } from "node:module";
+import * as nodeModule from "node:module";
+import { dirname, join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { realpathSync } from "node:fs";
+import { CHANNEL_PATH, bindingSettings, describeChannel, identifyChannel, unknownChannel } from "./recognize.mjs";
 
-register("./hooks.mjs", import.meta.url);
+if (typeof nodeModule.registerHooks === "function") {
+  const { loadSync } = await import("./hooks.mjs");
+  nodeModule.registerHooks({ load: loadSync });
+} else {
+  nodeModule.register("./hooks.mjs", import.meta.url);
+  await preloadChannels();
+  await watchRequire();
+}
+
+// The TypeScript 7 packages the program would find by name.
+function candidatePackages() {
+  const bases = [process.cwd()];
+  if (process.argv[1]) {
+    try {
+      bases.unshift(dirname(realpathSync(process.argv[1])));
+    } catch {
+      // not a file (node -e, the REPL): the working directory alone
+    }
+  }
+  const dirs = new Set();
+  for (const base of bases) {
+    const require = nodeModule.createRequire(join(base, "[spinrpc]"));
+    for (const name of ["typescript", "@typescript/native-preview"]) {
+      try {
+        dirs.add(dirname(require.resolve(`${name}/package.json`)));
+      } catch {
+        // not installed there
+      }
+    }
+  }
+  return dirs;
+}
+
+async function preloadChannels() {
+  for (const dir of candidatePackages()) {
+    // Versions in the table only: another TypeScript 7 is reported when
+    // the program loads it, not here.
+    if (identifyChannel(join(dir, CHANNEL_PATH))?.known !== true) continue;
+    await import(pathToFileURL(join(dir, CHANNEL_PATH)).href);        // through hooks.mjs
+  }
+}
+
+async function watchRequire() {
+  const { Hook } = nodeModule.createRequire(import.meta.url)("require-in-the-middle");
+  const { isSpinrpcChannel } = await import("./channels.mjs");
+  const SYNC_ENTRIES = [join("dist", "api", "sync", "api.js"), join("dist", "api", "sync", "client.js"), CHANNEL_PATH];
+  const checked = new Set();
+  // Every module, not only by name: an npm alias or a renamed folder holds
+  // TypeScript too. Only the sync API's entry files are looked at.
+  new Hook(null, { internals: true }, (exports, name, basedir) => {
+    if (basedir === undefined || !SYNC_ENTRIES.some((entry) => name.endsWith(entry))) return exports;
+    const channelFile = join(basedir, CHANNEL_PATH);
+    if (checked.has(channelFile)) return exports;
+    checked.add(channelFile);
+    const info = identifyChannel(channelFile);
+    if (info === null) return exports;
+    if (!info.known) {
+      unknownChannel(info);
+      return exports;
+    }
+    const channel = nodeModule.createRequire(channelFile)(channelFile);
+    if (isSpinrpcChannel(channel.SyncRpcChannel)) return exports;
+    const text = `spinrpc: ${describeChannel(info)} was loaded by require() and keeps its pure-JS channel: ` +
+      `on Node ${process.version} module hooks do not reach require() of an ES module, and this copy is not ` +
+      "the one the program's folder or the working directory resolves, which spinrpc/register loads ahead; " +
+      "import it instead, or use Node 22.15 or later (docs/NODE.md, \"require() on Node 20\")";
+    if (bindingSettings().required) {
+      throw Object.assign(new Error(`${text}; SPINRPC_BINDING=required makes that an error`),
+        { code: "ERR_SPINRPC_BINDING_REQUIRED" });
+    }
+    process.stderr.write(`${text}\n`);
+    return exports;
+  });
+}

@@ -3,7 +3,7 @@
 # missing: the Debian packages (apt-get as root, else through sudo), Node.js
 # if there is none and Node's C headers (libnode-dev) if its Node ships none,
 # and the pinned npm packages (npm ci, skipped when node_modules already
-# holds the locked versions): the interop suite's tsgo and sync client, and
+# holds the locked versions): the interop suite's TypeScript 7 versions, and
 # node-addon-api for the Node.js addon, which must be there before CMake
 # configures.
 # Idempotent; runnable from any directory.
@@ -60,25 +60,34 @@ if ((${#missing[@]})); then
   "${SUDO[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-# The interop suite's npm packages: the real tsgo and its sync client.
-INTEROP="$ROOT/tests/interop"
-TSGO="$INTEROP/node_modules/@typescript/native-preview-linux-x64/lib/tsgo"
-want="$(cd "$INTEROP" && node -p 'require("./package-lock.json").packages["node_modules/@typescript/native-preview"].version')"
-have="$(cd "$INTEROP" && node -p 'try { require("./node_modules/@typescript/native-preview/package.json").version } catch { "" }')"
-if [[ -x "$TSGO" && "$want" == "$have" ]]; then
-  echo "setup.sh: @typescript/native-preview@$have already installed"
-else
-  echo "setup.sh: npm ci in tests/interop (want @typescript/native-preview@$want, have '${have}')"
-  (cd "$INTEROP" && npm ci --no-audit --no-fund)
-fi
+# npm ci in folder $1 unless every package its package-lock.json pins for
+# this platform is installed there at the locked version.
+npm_ci_unless_installed() {
+  local dir="$1" stale
+  stale="$(cd "$dir" && node -e '
+    const fs = require("fs");
+    const lock = require("./package-lock.json");
+    const fits = (list, value) => list === undefined || list.includes(value);
+    for (const [where, entry] of Object.entries(lock.packages)) {
+      if (!where.startsWith("node_modules/")) continue;
+      if (!fits(entry.os, process.platform) || !fits(entry.cpu, process.arch)) continue;
+      let have = "";
+      try { have = JSON.parse(fs.readFileSync(where + "/package.json", "utf8")).version; } catch {}
+      if (have !== entry.version) console.log(where.slice(13) + "@" + entry.version + " (have " + (have || "none") + ")");
+    }')"
+  if [[ -z "$stale" ]]; then
+    echo "setup.sh: ${dir#"$ROOT"/}'s pinned npm packages already installed"
+  else
+    echo "setup.sh: npm ci in ${dir#"$ROOT"/}, for:" $stale
+    (cd "$dir" && npm ci --no-audit --no-fund)
+  fi
+}
 
-# node-addon-api (header-only C++ over Node-API) for the addon in node/.
-NODE_PKG="$ROOT/node"
-want="$(cd "$NODE_PKG" && node -p 'require("./package-lock.json").packages["node_modules/node-addon-api"].version')"
-have="$(cd "$NODE_PKG" && node -p 'try { require("./node_modules/node-addon-api/package.json").version } catch { "" }')"
-if [[ "$want" == "$have" ]]; then
-  echo "setup.sh: node-addon-api@$have already installed in node/"
-else
-  echo "setup.sh: npm ci in node/ (want node-addon-api@$want, have '${have}')"
-  (cd "$NODE_PKG" && npm ci --no-audit --no-fund)
-fi
+# The interop suite's npm packages: every pinned TypeScript 7 (the preview
+# and the npm aliases of typescript@7.0.2, 7.1.0-beta and a 7.1 nightly:
+# tests/interop/versions.mjs), their servers and their clients.
+npm_ci_unless_installed "$ROOT/tests/interop"
+
+# node/'s: node-addon-api (header-only C++ over Node-API) for the addon, and
+# require-in-the-middle for register.mjs on Node before 22.15.
+npm_ci_unless_installed "$ROOT/node"

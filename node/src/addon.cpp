@@ -252,9 +252,20 @@ bool bool_option(const Napi::Value& value, const char* key) {
   return value.As<Napi::Boolean>().Value();
 }
 
+// What a request does after one of its callbacks failed (threw, returned
+// no string, or was unregistered when the server called it): the
+// `callbackFailure` option. Under every rule the server gets CallError and
+// the request reads its reply.
+enum class CallbackFailureRule {
+  kContinue,  // the request returns (the default)
+  kThrow,     // TS 7.0's channel: the request throws "Error calling callback …"
+  kPoison,    // TS 7.1's: that, and every later request throws the same error
+};
+
 // The third constructor argument: TS 7's collectTiming boolean, or an
 // object of our options (docs/NODE.md, "The surface").
-void read_options(const Napi::Value& value, SyncRpcOptions& options, bool& collect_timing) {
+void read_options(const Napi::Value& value, SyncRpcOptions& options, bool& collect_timing,
+                  CallbackFailureRule& rule) {
   if (value.IsUndefined()) return;
   if (!value.IsObject() || value.IsArray() || value.IsFunction()) {
     // TS 7's collectTiming, taken as the TS 7 channel takes it (`if
@@ -288,6 +299,18 @@ void read_options(const Napi::Value& value, SyncRpcOptions& options, bool& colle
       options.close_grace = std::chrono::milliseconds(count_option(v, "closeGraceMs"));
     } else if (key == "env") {
       options.environment = env_option(v);
+    } else if (key == "callbackFailure") {
+      const std::string text = v.IsString() ? v.As<Napi::String>().Utf8Value() : std::string();
+      if (text == "continue") {
+        rule = CallbackFailureRule::kContinue;
+      } else if (text == "throw") {
+        rule = CallbackFailureRule::kThrow;
+      } else if (text == "poison") {
+        rule = CallbackFailureRule::kPoison;
+      } else {
+        throw Napi::TypeError::New(value.Env(),
+                                   "SyncRpcChannel: option callbackFailure must be \"continue\", \"throw\" or \"poison\"");
+      }
     } else if (key == "maxMessageBytes") {
       const long long bytes = count_option(v, "maxMessageBytes");
       if (bytes == 0) throw Napi::TypeError::New(value.Env(), "SyncRpcChannel: option maxMessageBytes must be positive");
@@ -296,7 +319,7 @@ void read_options(const Napi::Value& value, SyncRpcOptions& options, bool& colle
       throw Napi::TypeError::New(value.Env(),
                                  "SyncRpcChannel: unknown option " + key +
                                      " (collectTiming, spinUs, adaptive, placement, "
-                                     "requestTimeoutMs, closeGraceMs, maxMessageBytes, env)");
+                                     "requestTimeoutMs, closeGraceMs, maxMessageBytes, env, callbackFailure)");
     }
   }
 }
@@ -473,6 +496,7 @@ class Channel : public Napi::ObjectWrap<Channel> {
                            InstanceMethod<&Channel::request_sync>("requestSync", method),
                            InstanceMethod<&Channel::request_binary_sync>("requestBinarySync", method),
                            InstanceMethod<&Channel::register_callback>("registerCallback", method),
+                           InstanceMethod<&Channel::unregister_callback>("unregisterCallback", method),
                            InstanceMethod<&Channel::close>("close", method),
                            InstanceMethod<&Channel::stats>("stats", method),
                            InstanceAccessor<&Channel::last_bytes_sent>("lastBytesSent"),
@@ -501,7 +525,7 @@ class Channel : public Napi::ObjectWrap<Channel> {
     // it read in 0.5 s. Any MessagePack frame here, unless lowered.
     options.channel.limits.max_message_bytes = kMaxReplyBytes;
     bool collect_timing = false;
-    read_options(info[2], options, collect_timing);
+    read_options(info[2], options, collect_timing, rule_);
     try {
       core_.emplace(executable, args, std::move(options), collect_timing);
     } catch (...) {
@@ -582,15 +606,25 @@ class Channel : public Napi::ObjectWrap<Channel> {
     } catch (...) {
       throw to_js_error(env, std::current_exception());
     }
+    if (!poisoned_.IsEmpty()) throw Napi::Error(env, poisoned_.Value().Get("error"));
     callback_failure_.Reset();
     try {
-      return core.request(method, payload, sink);
+      std::optional<ByteView> reply = core.request(method, payload, sink);
+      if (rule_ != CallbackFailureRule::kContinue && !callback_failure_.IsEmpty()) {
+        throw_callback_failure(env, nullptr);
+      }
+      return reply;
+    } catch (const Napi::Error&) {
+      throw;
     } catch (const CallbackAborted&) {
       // The engine is stopping JavaScript: make no value, return at once
       // and let it finish (call_back).
       return std::nullopt;
     } catch (...) {
       if (callback_failure_.IsEmpty()) throw to_js_error(env, std::current_exception());
+      if (rule_ != CallbackFailureRule::kContinue) {
+        throw_callback_failure(env, to_js_error(env, std::current_exception()).Value());
+      }
       // The request failed after a callback threw (tsgo, for one, exits
       // when a file system callback fails): say so, and keep what it threw.
       Napi::Error error =
@@ -631,11 +665,69 @@ class Channel : public Napi::ObjectWrap<Channel> {
     return env.Undefined();
   }
 
+  // unregisterCallback(name: string): the server's later Calls of `name`
+  // get the unknown-callback CallError, as for a name never registered.
+  Napi::Value unregister_callback(const Napi::CallbackInfo& info) {
+    const std::string name = string_argument(info[0], "unregisterCallback: name");
+    const auto known = callbacks_.find(name);
+    // The shim keeps its entry, which calls whatever the slot holds: an
+    // empty slot answers as an unknown name (call_back).
+    if (known != callbacks_.end()) known->second.Reset();
+    return info.Env().Undefined();
+  }
+
+  // The error a request throws after a callback failed, under the throw
+  // and poison rules: the TS 7 channel's text. `after` is the request's
+  // own error when it failed too (kept as `requestError`).
+  [[noreturn]] void throw_callback_failure(Napi::Env env, napi_value after) {
+    Napi::Error error = Napi::Error::New(env, callback_failure_message_);
+    const Napi::Value thrown = callback_failure_.Value().Get("thrown");
+    if (!thrown.IsUndefined()) error.Set("cause", thrown);
+    if (after != nullptr) error.Set("requestError", Napi::Value(env, after));
+    callback_failure_.Reset();
+    if (rule_ == CallbackFailureRule::kPoison) {
+      Napi::Object holder = Napi::Object::New(env);
+      holder.Set("error", error.Value());
+      poisoned_ = Napi::Reference<Napi::Object>::New(holder, 1);
+    }
+    throw error;
+  }
+
+  // Records a failed callback of the current request (`thrown` is what it
+  // threw, undefined for an unregistered name).
+  void record_callback_failure(Napi::Env env, napi_value thrown, std::string text, std::string message) {
+    napi_value holder = nullptr;
+    if (napi_create_object(env, &holder) != napi_ok ||
+        napi_set_named_property(env, holder, "thrown", thrown) != napi_ok) {
+      throw CallbackAborted("callback failure could not be recorded");
+    }
+    callback_failure_ = Napi::Reference<Napi::Object>::New(Napi::Object(env, holder), 1);
+    callback_failure_text_ = std::move(text);
+    callback_failure_message_ = std::move(message);
+  }
+
   // Runs on this thread inside a request, when the server Calls.
   std::string call_back(Napi::FunctionReference& callback, std::string_view name,
                         std::string_view payload) {
     const Napi::Env env = Env();
     const Napi::HandleScope scope(env);
+    if (rule_ != CallbackFailureRule::kContinue && !callback_failure_.IsEmpty()) {
+      // The TS 7 channel's request ended at the first failure, so no later
+      // callback of it runs; the server is answered without running one.
+      throw std::runtime_error("callback `" + std::string(name) +
+                               "` not run: an earlier callback of this request failed");
+    }
+    if (callback.IsEmpty()) {
+      // Unregistered: the TS 7 channel's unknown-callback answer, and its
+      // error for the request.
+      std::string message = "unknown callback: `" + std::string(name) +
+                            "`. Please make sure to register it on the JavaScript side before invoking it.";
+      if (callback_failure_.IsEmpty()) {
+        record_callback_failure(env, env.Undefined(), "callback `" + std::string(name) + "` is not registered",
+                                "no callback named `" + std::string(name) + "` found");
+      }
+      throw std::runtime_error(std::move(message));
+    }
     // napi_call_function itself, not FunctionReference::Call: when the
     // engine stops the callback (a worker's process.exit() or terminate(),
     // a vm timeout), node-addon-api would wrap what it left pending in an
@@ -660,16 +752,24 @@ class Channel : public Napi::ObjectWrap<Channel> {
         throw CallbackAborted("callback `" + std::string(name) + "` was stopped by the JavaScript engine");
       }
       // CallError with the TS 7 channel's text; the request goes on and the
-      // server decides what the failure means.
+      // server decides what the failure means (the rule decides what the
+      // request then throws).
       std::string message = thrown_message(env, Napi::Value(env, thrown));
-      callback_failure_ = Napi::Reference<Napi::Object>::New(Napi::Object(env, holder), 1);
-      callback_failure_text_ = "callback `" + std::string(name) + "` threw: " + message;
+      if (callback_failure_.IsEmpty()) {
+        record_callback_failure(env, thrown, "callback `" + std::string(name) + "` threw: " + message,
+                                "Error calling callback `" + std::string(name) + "`: " + message);
+      }
       throw std::runtime_error(std::move(message));
     }
     const Napi::Value value(env, result);
     if (!value.IsString()) {
-      throw std::runtime_error("callback `" + std::string(name) + "` returned " +
-                               type_name(value.Type()) + ", not a string");
+      std::string message = "callback `" + std::string(name) + "` returned " + type_name(value.Type()) +
+                            ", not a string";
+      if (callback_failure_.IsEmpty()) {
+        record_callback_failure(env, env.Undefined(), message,
+                                "Error calling callback `" + std::string(name) + "`: " + message);
+      }
+      throw std::runtime_error(std::move(message));
     }
     return value.As<Napi::String>().Utf8Value();
   }
@@ -745,6 +845,10 @@ class Channel : public Napi::ObjectWrap<Channel> {
   // What a callback threw during the current request, if one did.
   Napi::Reference<Napi::Object> callback_failure_;  // {thrown: what the callback threw}
   std::string callback_failure_text_;
+  std::string callback_failure_message_;  // the TS 7 channel's error for it
+  CallbackFailureRule rule_ = CallbackFailureRule::kContinue;
+  // Under the poison rule, after a failure: {error}, thrown by every request.
+  Napi::Reference<Napi::Object> poisoned_;
 };
 
 // endAll(): ends this environment's open channels (index.mjs, on 'exit').

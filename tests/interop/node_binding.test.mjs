@@ -1,6 +1,7 @@
-// spinrpc's Node.js binding (node/): the real TypeScript 7 API through it
-// (the register hook puts it under @typescript/native-preview/unstable/sync),
-// with tsgo calling the API's file system callbacks while it loads a project,
+// spinrpc's Node.js binding (node/): the real TypeScript 7 API of every
+// version in versions.mjs through it (the register hook puts it under each),
+// with each version's server calling the API's file system callbacks while
+// it loads a project,
 // and the class itself against spinrpc-server, tsgo and the scripted peer:
 // failing callbacks, close(), a missing executable, a child that dies
 // mid-request, 1 MiB both ways, many channels at once, and a process that
@@ -16,13 +17,19 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { gone, peers, REPO_ROOT, requireBinary, scriptedPeer, spinrpcPeer, tsgoPeer, watchdog } from "./peers.mjs";
+import { VERSIONS } from "./versions.mjs";
 
 const INDEX = join(REPO_ROOT, "node", "index.mjs");
 const REGISTER = join(REPO_ROOT, "node", "register.mjs");
 
-// The hook first, then the API: the client's channel is spinrpc's.
+// The hook first, then the APIs: each client's channel is spinrpc's.
 await import(pathToFileURL(REGISTER).href);
-const { API } = await import("@typescript/native-preview/unstable/sync");
+const APIS = await Promise.all(VERSIONS.map(async (ts) => ({
+  ts,
+  API: (await import(ts.sync)).API,
+  // 7.1's serverFS sentinels (typescript/fs), for a file system of callbacks.
+  serverFS: ts.dialect === "7.0" ? null : (await import(ts.sync.replace(/sync$/, "fs"))).serverFS,
+})));
 const { SyncRpcChannel } = await import(pathToFileURL(INDEX).href);
 
 const scratch = mkdtempSync(join(tmpdir(), "spinrpc-binding-"));
@@ -60,28 +67,177 @@ async function waitGone(pid, what) {
   }
 }
 
-describe("the register hook", () => {
-  test("puts spinrpc's channel under the real API", () => {
-    const api = new API({ tsserverPath: spinrpcPeer().path, cwd: scratch });
-    try {
-      assert.ok(api.client.channel instanceof SyncRpcChannel);
-      assert.equal(api.client.echo("through the hook"), "through the hook");
-    } finally {
-      api.close();
+for (const { ts, API, serverFS } of APIS) {
+  const label = `${ts.name}@${ts.version}`;
+
+  describe(`the register hook, ${label}`, () => {
+    test("puts spinrpc's channel under the real API, which starts its own server", () => {
+      const api = new API({ cwd: scratch });
+      try {
+        assert.ok(api.client.channel instanceof SyncRpcChannel);
+        assert.deepEqual(api.client.channel.constructor.spinrpc,
+          { name: ts.name, version: ts.version, dialect: ts.dialect, file: ts.channel });
+        assert.equal(api.client.echo("through the hook"), "through the hook");
+      } finally {
+        api.close();
+      }
+    });
+
+    test("without the flag, nothing changes", () => {
+      const script = `const { API } = await import(${JSON.stringify(ts.sync)});` +
+        `const api = new API({ cwd: ${JSON.stringify(scratch)} });` +
+        'console.log(typeof api.client.channel.stats, typeof api.client.channel.child, api.client.echo("x"));' +
+        "api.close();";
+      const run = spawnSync(process.execPath, ["--input-type=module", "-e", script],
+        { cwd: join(REPO_ROOT, "tests", "interop"), encoding: "utf8", timeout: 60_000, env: { ...process.env, NODE_OPTIONS: "" } });
+      assert.equal(run.status, 0, run.stderr);
+      assert.equal(run.stdout.trim(), "undefined object x");
+    });
+  });
+
+  describe(`the API's file system callbacks through the binding, ${label}`, () => {
+    if (ts.dialect === "7.0") {
+      test("the server loads a project whose files come from the callbacks", () => {
+        const dir = mkdtempSync(join(scratch, "project-"));
+        writeFileSync(join(dir, "tsconfig.json"), '{"compilerOptions":{"strict":true},"files":["a.ts","virtual.ts"]}');
+        writeFileSync(join(dir, "a.ts"), "export const a: number = 1;\n");
+        // virtual.ts is not on disk: only the callbacks know it.
+        const virtual = { [join(dir, "virtual.ts")]: "export const v = 'from the callback';\n" };
+        const calls = new Map();
+        const count = (name) => calls.set(name, (calls.get(name) ?? 0) + 1);
+        const fs = {
+          readFile: (p) => { count("readFile"); return p in virtual ? virtual[p] : undefined; },
+          fileExists: (p) => { count("fileExists"); return p in virtual ? true : undefined; },
+          directoryExists: () => { count("directoryExists"); return undefined; },
+          getAccessibleEntries: () => { count("getAccessibleEntries"); return undefined; },
+          realpath: (p) => { count("realpath"); return p; },
+        };
+        const api = new API({ cwd: dir, fs });
+        const stop = watchdog(api.client.channel.pid);
+        try {
+          assert.ok(api.client.channel instanceof SyncRpcChannel);
+          const project = api.updateSnapshot({ openProject: join(dir, "tsconfig.json") }).getProject(join(dir, "tsconfig.json"));
+          assert.deepStrictEqual(project.rootFiles, [join(dir, "a.ts"), join(dir, "virtual.ts")]);
+          assert.equal(project.program.getSourceFile(join(dir, "virtual.ts")).text, virtual[join(dir, "virtual.ts")]);
+          assert.ok(calls.get("readFile") > 0 && calls.get("fileExists") > 0 && calls.get("directoryExists") > 0,
+            `callbacks called: ${JSON.stringify([...calls])}`);
+        } finally {
+          stop();
+          api.close();
+        }
+      });
+
+      test("a throwing callback: the server gets CallError, and the request throws the version's own error", () => {
+        const dir = mkdtempSync(join(scratch, "project-"));
+        writeFileSync(join(dir, "tsconfig.json"), '{"files":["a.ts"]}');
+        writeFileSync(join(dir, "a.ts"), "export {};\n");
+        const failure = new Error("  no reading today  ");
+        const api = new API({
+          cwd: dir,
+          fs: { readFile: (p) => { if (p.endsWith("a.ts")) throw failure; return undefined; } },
+        });
+        const stop = watchdog(api.client.channel.pid);
+        try {
+          // The 7.0 channel's error for the request; the server panics on a
+          // failed readFile Call (exit status 2), which the binding read:
+          // requestError.
+          assert.throws(() => api.updateSnapshot({ openProject: join(dir, "tsconfig.json") }), (e) => {
+            assert.equal(e.message, "Error calling callback `readFile`: no reading today");
+            assert.equal(e.cause, failure);
+            assert.match(e.requestError.message, /^(tsgo|tsc) exited with status \d+$/);
+            assert.equal(e.requestError.code, "ERR_SPINRPC_CHILD_EXITED");
+            return true;
+          });
+        } finally {
+          stop();
+          api.close();
+        }
+      });
+
+      test("the scripted peer Calls the API's readFile and fileExists", () => {
+        const peer = scriptedPeer();
+        requireBinary(peer);
+        const files = { "/v/a.ts": "let a = 1;" };
+        const api = new API({
+          tsserverPath: peer.path, cwd: scratch,
+          fs: { readFile: (p) => files[p] ?? null, fileExists: (p) => p in files },
+        });
+        const stop = watchdog(api.client.channel.pid);
+        try {
+          const channel = api.client.channel;
+          assert.equal(channel.requestSync("callback", 'readFile "/v/a.ts"'), JSON.stringify({ content: "let a = 1;" }));
+          assert.equal(channel.requestSync("callback", 'readFile "/v/none.ts"'), JSON.stringify({ content: null }));
+          assert.equal(channel.requestSync("callback", 'fileExists "/v/a.ts"'), "true");
+          // A name the API did not register: CallError, and the request goes on.
+          assert.match(channel.requestSync("callbackError", "realpath"), /realpath/);
+        } finally {
+          stop();
+          api.close();
+        }
+      });
+    } else {
+      const osFS = {
+        readFile: serverFS.useOS, fileExists: serverFS.useOS, directoryExists: serverFS.useOS,
+        getAccessibleEntries: serverFS.useOS, realpath: serverFS.useOS, stat: serverFS.useOS,
+        writeFile: serverFS.useOS, removeFile: serverFS.useOS,
+      };
+
+      test("the server loads a project whose files come from the callbacks", () => {
+        const dir = mkdtempSync(join(scratch, "project-"));
+        writeFileSync(join(dir, "tsconfig.json"), '{"compilerOptions":{"strict":true},"files":["a.ts","virtual.ts"]}');
+        writeFileSync(join(dir, "a.ts"), "export const a: number = 1;\n");
+        const virtual = { [join(dir, "virtual.ts")]: "export const v = 'from the callback';\n" };
+        const calls = new Map();
+        const count = (name) => calls.set(name, (calls.get(name) ?? 0) + 1);
+        const fs = {
+          ...osFS,
+          readFile: (p) => { count("readFile"); return p in virtual ? virtual[p] : serverFS.useOS; },
+          fileExists: (p) => { count("fileExists"); return p in virtual ? true : serverFS.useOS; },
+        };
+        const api = new API({ cwd: dir, fs });
+        const stop = watchdog(api.client.channel.pid);
+        try {
+          assert.ok(api.client.channel instanceof SyncRpcChannel);
+          const snapshot = api.createSnapshot({ openProjects: [join(dir, "tsconfig.json")] });
+          const project = snapshot.getProject(join(dir, "tsconfig.json"));
+          assert.equal(project.program.getSourceFile(join(dir, "virtual.ts")).text, virtual[join(dir, "virtual.ts")]);
+          assert.ok(calls.get("readFile") > 0, `callbacks called: ${JSON.stringify([...calls])}`);
+        } finally {
+          stop();
+          api.close();
+        }
+      });
+
+      test("a throwing callback: the request throws the version's own error, and so does every later one", () => {
+        const dir = mkdtempSync(join(scratch, "project-"));
+        writeFileSync(join(dir, "tsconfig.json"), '{"files":["a.ts"]}');
+        writeFileSync(join(dir, "a.ts"), "export {};\n");
+        const failure = new Error("  no reading today  ");
+        const api = new API({
+          cwd: dir,
+          fs: { ...osFS, readFile: (p) => { if (p.endsWith("a.ts")) throw failure; return serverFS.useOS; } },
+        });
+        const stop = watchdog(api.client.channel.pid);
+        try {
+          let first;
+          assert.throws(() => api.createSnapshot({ openProjects: [join(dir, "tsconfig.json")] }), (e) => {
+            assert.equal(e.message, "Error calling callback `readFile`: no reading today");
+            assert.equal(e.cause, failure);
+            first = e;
+            return true;
+          });
+          // 7.1's rule: the channel is unusable from then on, with that error.
+          assert.throws(() => api.client.echo("after"), (e) => e === first);
+        } finally {
+          stop();
+          api.close();
+        }
+      });
     }
   });
+}
 
-  test("without the flag, nothing changes", () => {
-    const script = 'const { API } = await import("@typescript/native-preview/unstable/sync");' +
-      `const api = new API({ tsserverPath: ${JSON.stringify(spinrpcPeer().path)} });` +
-      'console.log(typeof api.client.channel.stats, typeof api.client.channel.child);' +
-      "api.close();";
-    const run = spawnSync(process.execPath, ["--input-type=module", "-e", script],
-      { cwd: join(REPO_ROOT, "tests", "interop"), encoding: "utf8", timeout: 60_000, env: { ...process.env, NODE_OPTIONS: "" } });
-    assert.equal(run.status, 0, run.stderr);
-    assert.equal(run.stdout.trim(), "undefined object");
-  });
-
+describe("the register hook", () => {
   test("the server's stderr reaches the user's, as through the pure-JS channel", () => {
     // Node marks its own fd 2 close-on-exec; the TS 7 channel passes it to
     // the server ("inherit"), and so must the binding: a bad flag's message,
@@ -102,86 +258,6 @@ describe("the register hook", () => {
         assert.equal(run.stdout.trim(), hook ? "function" : "undefined", what);
         assert.match(run.stderr, /flag provided but not defined: -bogus-flag/, what);
       }
-    }
-  });
-});
-
-describe("the API's file system callbacks through the binding", () => {
-  test("tsgo loads a project whose files come from the callbacks", () => {
-    requireBinary(tsgoPeer());
-    const dir = mkdtempSync(join(scratch, "project-"));
-    writeFileSync(join(dir, "tsconfig.json"), '{"compilerOptions":{"strict":true},"files":["a.ts","virtual.ts"]}');
-    writeFileSync(join(dir, "a.ts"), "export const a: number = 1;\n");
-    // virtual.ts is not on disk: only the callbacks know it.
-    const virtual = { [join(dir, "virtual.ts")]: "export const v = 'from the callback';\n" };
-    const calls = new Map();
-    const count = (name) => calls.set(name, (calls.get(name) ?? 0) + 1);
-    const fs = {
-      readFile: (p) => { count("readFile"); return p in virtual ? virtual[p] : undefined; },
-      fileExists: (p) => { count("fileExists"); return p in virtual ? true : undefined; },
-      directoryExists: () => { count("directoryExists"); return undefined; },
-      getAccessibleEntries: () => { count("getAccessibleEntries"); return undefined; },
-      realpath: (p) => { count("realpath"); return p; },
-    };
-    const api = new API({ tsserverPath: tsgoPeer().path, cwd: dir, fs });
-    const stop = watchdog(api.client.channel.pid);
-    try {
-      assert.ok(api.client.channel instanceof SyncRpcChannel);
-      const project = api.updateSnapshot({ openProject: join(dir, "tsconfig.json") }).getProject(join(dir, "tsconfig.json"));
-      assert.deepStrictEqual(project.rootFiles, [join(dir, "a.ts"), join(dir, "virtual.ts")]);
-      assert.equal(project.program.getSourceFile(join(dir, "virtual.ts")).text, virtual[join(dir, "virtual.ts")]);
-      assert.ok(calls.get("readFile") > 0 && calls.get("fileExists") > 0 && calls.get("directoryExists") > 0,
-        `callbacks called: ${JSON.stringify([...calls])}`);
-    } finally {
-      stop();
-      api.close();
-    }
-  });
-
-  test("a throwing callback: tsgo gets CallError, and the error names it", () => {
-    requireBinary(tsgoPeer());
-    const dir = mkdtempSync(join(scratch, "project-"));
-    writeFileSync(join(dir, "tsconfig.json"), '{"files":["a.ts"]}');
-    writeFileSync(join(dir, "a.ts"), "export {};\n");
-    const failure = new Error("  no reading today  ");
-    const api = new API({
-      tsserverPath: tsgoPeer().path, cwd: dir,
-      fs: { readFile: (p) => { if (p.endsWith("a.ts")) throw failure; return undefined; } },
-    });
-    const stop = watchdog(api.client.channel.pid);
-    try {
-      // tsgo panics on a failed readFile Call (exit status 2).
-      assert.throws(() => api.updateSnapshot({ openProject: join(dir, "tsconfig.json") }), (e) => {
-        assert.match(e.message, /^tsgo exited with status \d+ \(callback `readFile` threw: no reading today\)$/);
-        assert.equal(e.code, "ERR_SPINRPC_CHILD_EXITED");
-        assert.equal(e.cause, failure);
-        return true;
-      });
-    } finally {
-      stop();
-      api.close();
-    }
-  });
-
-  test("the scripted peer Calls the API's readFile and fileExists", () => {
-    const peer = scriptedPeer();
-    requireBinary(peer);
-    const files = { "/v/a.ts": "let a = 1;" };
-    const api = new API({
-      tsserverPath: peer.path, cwd: scratch,
-      fs: { readFile: (p) => files[p] ?? null, fileExists: (p) => p in files },
-    });
-    const stop = watchdog(api.client.channel.pid);
-    try {
-      const channel = api.client.channel;
-      assert.equal(channel.requestSync("callback", 'readFile "/v/a.ts"'), JSON.stringify({ content: "let a = 1;" }));
-      assert.equal(channel.requestSync("callback", 'readFile "/v/none.ts"'), JSON.stringify({ content: null }));
-      assert.equal(channel.requestSync("callback", 'fileExists "/v/a.ts"'), "true");
-      // A name the API did not register: CallError, and the request goes on.
-      assert.match(channel.requestSync("callbackError", "realpath"), /realpath/);
-    } finally {
-      stop();
-      api.close();
     }
   });
 });
@@ -298,7 +374,7 @@ describe("SyncRpcChannel", () => {
         return true;
       });
     }
-    assert.throws(() => new API({ tsserverPath: "/nonexistent/spinrpc/tsgo" }), { code: "ENOENT" });
+    assert.throws(() => new APIS[0].API({ tsserverPath: "/nonexistent/spinrpc/tsgo" }), { code: "ENOENT" });
   });
 
   test("a child that dies mid-request: its exit status or signal is named", () => {

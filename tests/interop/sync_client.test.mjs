@@ -1,6 +1,9 @@
-// The real TypeScript 7 sync client (@typescript/native-preview/unstable/sync)
-// driving both peers: the same assertions run against spinrpc-server and tsgo.
-// A peer whose binary is missing fails every one of its tests; nothing skips.
+// The real TypeScript 7 sync client of every supported version
+// (versions.mjs: the preview, typescript@7.0.2, 7.1.0-beta, a 7.1 nightly)
+// driving both peers: the same assertions run against spinrpc-server and
+// that version's own server, with what differs between the API dialects
+// (initialize's reply, the --cwd it echoes) taken from the dialect. A peer
+// whose binary is missing fails every one of its tests; nothing skips.
 //
 // npm test runs this file twice: as it is (the client's own pure-JS channel)
 // and under `node --import node/register.mjs` with SPINRPC_INTEROP_CHANNEL=spinrpc
@@ -14,8 +17,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { API } from "@typescript/native-preview/unstable/sync";
-import { gone, peers, requireBinary, watchdog } from "./peers.mjs";
+import { gone, spinrpcPeer, requireBinary, watchdog } from "./peers.mjs";
+import { VERSIONS } from "./versions.mjs";
 
 // Which channel the client must be using: "spinrpc" (the hook is on) or
 // "typescript" (its own).
@@ -24,8 +27,16 @@ const CHANNEL = process.env.SPINRPC_INTEROP_CHANNEL || "typescript";
 const scratch = mkdtempSync(join(tmpdir(), "spinrpc-interop-"));
 after(() => rmSync(scratch, { recursive: true, force: true }));
 
+// What the 7.0 and 7.1 servers answer to initialize for `cwd`: 7.1 reports
+// case sensitivity as a number and gives the directory normalised.
+function initializeReply(dialect, cwd) {
+  return dialect === "7.0"
+    ? { useCaseSensitiveFileNames: true, currentDirectory: cwd }
+    : { caseSensitivity: 1, currentDirectory: cwd.replaceAll("\\", "/").replace(/(\/\.)?\/$/, "") };
+}
+
 /** Opens the real client on a peer; returns { api, close }. */
-function open(peer, options = {}) {
+function open(API, peer, options = {}) {
   requireBinary(peer);
   const api = new API({ tsserverPath: peer.path, cwd: scratch, ...options });
   const pid = serverPid(api);
@@ -47,8 +58,8 @@ function serverPid(api) {
 }
 
 /** Runs fn(api) with a fresh client on peer, always closing it. */
-function withApi(peer, options, fn) {
-  const { api, close } = open(peer, options);
+function withApi(API, peer, options, fn) {
+  const { api, close } = open(API, peer, options);
   try {
     return fn(api);
   } finally {
@@ -82,28 +93,31 @@ function assertSameBytes(got, want, what) {
 const TIMING_DISABLED_JSON =
   '{"enabled":false,"totals":{"requestCount":0,"totalProcessingTimeMs":0},"recentRequests":[]}';
 
-for (const peer of peers()) {
-  describe(`sync client against ${peer.name}`, () => {
+for (const ts of VERSIONS) {
+  const { API } = await import(ts.sync);
+  const ownServer = { name: `${ts.name}@${ts.version}'s server`, path: process.env.SPINRPC_TSGO || ts.server };
+  for (const peer of [spinrpcPeer(), ownServer]) {
+  describe(`${ts.name}@${ts.version} sync client against ${peer.name}`, () => {
     test("binary is present and executable", () => {
       requireBinary(peer);
     });
 
     test(`the client talks through the ${CHANNEL} channel`, () => {
-      withApi(peer, {}, (api) => {
+      withApi(API, peer, {}, (api) => {
         const ours = typeof api.client.channel.stats === "function";
         assert.equal(ours ? "spinrpc" : "typescript", CHANNEL);
       });
     });
 
     test("small echo (string, ASCII and UTF-8)", () => {
-      withApi(peer, {}, (api) => {
+      withApi(API, peer, {}, (api) => {
         assert.equal(api.client.echo("hello, spinrpc"), "hello, spinrpc");
         assert.equal(api.client.echo("héllo ✓ 😀 \u0000 end"), "héllo ✓ 😀 \u0000 end");
       });
     });
 
     test("empty echo (string and binary)", () => {
-      withApi(peer, {}, (api) => {
+      withApi(API, peer, {}, (api) => {
         assert.equal(api.client.echo(""), "");
         const r = api.client.echoBinary(new Uint8Array(0));
         assert.equal(r.length, 0);
@@ -111,7 +125,7 @@ for (const peer of peers()) {
     });
 
     test("binary echo of bytes 0..255", () => {
-      withApi(peer, {}, (api) => {
+      withApi(API, peer, {}, (api) => {
         const all = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
         assertSameBytes(api.client.echoBinary(new Uint8Array(all)), all, "bytes 0..255");
         // and the same bytes one at a time: every single-byte payload
@@ -122,7 +136,7 @@ for (const peer of peers()) {
     });
 
     test("echo across the bin8/bin16/bin32 length boundaries", () => {
-      withApi(peer, {}, (api) => {
+      withApi(API, peer, {}, (api) => {
         for (const n of [254, 255, 256, 257, 65534, 65535, 65536, 65537, 65536 * 2 + 3]) {
           const data = pseudoRandomBytes(n, n);
           assertSameBytes(api.client.echoBinary(new Uint8Array(data)), data, `${n}-byte echo`);
@@ -131,7 +145,7 @@ for (const peer of peers()) {
     });
 
     test("1 MiB echo, every byte compared (binary and string)", () => {
-      withApi(peer, {}, (api) => {
+      withApi(API, peer, {}, (api) => {
         const data = pseudoRandomBytes(1 << 20);
         assertSameBytes(api.client.echoBinary(new Uint8Array(data)), data, "1 MiB binary echo");
         const text = "0123456789abcdef".repeat(1 << 16); // 1 MiB of ASCII
@@ -142,7 +156,7 @@ for (const peer of peers()) {
     });
 
     test("10 000 echoes in a row, each checked", () => {
-      withApi(peer, {}, (api) => {
+      withApi(API, peer, {}, (api) => {
         for (let i = 0; i < 10_000; i++) {
           const payload = `echo #${i} ${"x".repeat(i % 97)}`;
           const got = api.client.echo(payload);
@@ -154,27 +168,21 @@ for (const peer of peers()) {
     });
 
     test("initialize through apiRequest returns the --cwd verbatim", () => {
-      withApi(peer, {}, (api) => {
-        assert.deepStrictEqual(api.client.apiRequest("initialize", null), {
-          useCaseSensitiveFileNames: true,
-          currentDirectory: scratch,
-        });
+      withApi(API, peer, {}, (api) => {
+        assert.deepStrictEqual(api.client.apiRequest("initialize", null), initializeReply(ts.dialect, scratch));
       });
       // The client passes cwd as --cwd; the server must not resolve, check or
       // normalise it (tsgo echoes it byte for byte, JSON without HTML escaping).
       const odd = "/tmp/spin rpc/<>&\"\\é\nline two/./";
-      withApi(peer, { cwd: odd }, (api) => {
-        assert.deepStrictEqual(api.client.apiRequest("initialize", null), {
-          useCaseSensitiveFileNames: true,
-          currentDirectory: odd,
-        });
+      withApi(API, peer, { cwd: odd }, (api) => {
+        assert.deepStrictEqual(api.client.apiRequest("initialize", null), initializeReply(ts.dialect, odd));
         const raw = api.client.channel.requestSync("initialize", "null");
-        assert.equal(raw, `{"useCaseSensitiveFileNames":true,"currentDirectory":${JSON.stringify(odd)}}`);
+        assert.equal(raw, JSON.stringify(initializeReply(ts.dialect, odd)));
       });
     });
 
     test("unknown method: exact error message, and the connection keeps serving", () => {
-      withApi(peer, {}, (api) => {
+      withApi(API, peer, {}, (api) => {
         assert.throws(() => api.client.apiRequest("nope", null), {
           message: 'api: invalid request: unknown API method "nope"',
         });
@@ -182,12 +190,12 @@ for (const peer of peers()) {
           message: 'api: invalid request: unknown API method "a\\"b"',
         });
         assert.equal(api.client.echo("still alive"), "still alive");
-        assert.deepStrictEqual(api.client.apiRequest("initialize", null).useCaseSensitiveFileNames, true);
+        assert.deepStrictEqual(api.client.apiRequest("initialize", null), initializeReply(ts.dialect, scratch));
       });
     });
 
     test("getServerTiming without --timing is the disabled snapshot", () => {
-      withApi(peer, {}, (api) => {
+      withApi(API, peer, {}, (api) => {
         api.client.echo("x");
         assert.equal(api.client.channel.requestSync("getServerTiming", ""), TIMING_DISABLED_JSON);
         assert.equal(api.client.channel.requestSync("resetServerTiming", ""), "null");
@@ -197,9 +205,9 @@ for (const peer of peers()) {
     });
 
     test("getTimingInfo() with collectTiming: true", () => {
-      withApi(peer, { collectTiming: true }, (api) => {
+      withApi(API, peer, { collectTiming: true }, (api) => {
         const serverTiming = () => JSON.parse(api.client.channel.requestSync("getServerTiming", ""));
-        const initReply = JSON.stringify({ useCaseSensitiveFileNames: true, currentDirectory: scratch });
+        const initReply = JSON.stringify(initializeReply(ts.dialect, scratch));
 
         // Nothing sent yet: all zero on both sides.
         let info = api.getTimingInfo();
@@ -285,7 +293,7 @@ for (const peer of peers()) {
     // (docs/PROTOCOL.md#where-spinrpc-server-differs-from-tsgo).
     if (peer.name === "spinrpc-server") {
       test("close() 40 times in a row: nothing on the server's stderr", () => {
-        const script = `import { API } from "@typescript/native-preview/unstable/sync";
+        const script = `import { API } from ${JSON.stringify(ts.sync)};
 for (let i = 0; i < 40; i++) {
   const api = new API({ tsserverPath: ${JSON.stringify(peer.path)}, cwd: ${JSON.stringify(scratch)} });
   api.client.echo("x" + i);
@@ -307,7 +315,7 @@ for (let i = 0; i < 40; i++) {
     }
 
     test("close() ends the server process", async () => {
-      const { api, pid, close } = open(peer);
+      const { api, pid, close } = open(API, peer);
       assert.equal(api.client.echo("bye"), "bye");
       close();
       // The TS 7 channel signals the child and Node reaps it from the event
@@ -320,4 +328,5 @@ for (let i = 0; i < 40; i++) {
       }
     });
   });
+  }
 }

@@ -60,8 +60,12 @@ if ((${#missing[@]})); then
   "${SUDO[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-# npm ci in folder $1 unless every package its package-lock.json pins for
-# this platform is installed there at the locked version.
+# Installs folder $1's npm packages at the versions its package-lock.json
+# pins, unless every package pinned for this platform is there already.
+# `npm ci` first; where it refuses a lock that names optional platform
+# packages the registry does not serve (the 7.1 nightly's darwin and win32
+# builds), `npm install` with the same lock, which must leave the lock as
+# it was.
 npm_ci_unless_installed() {
   local dir="$1" stale
   stale="$(cd "$dir" && node -e '
@@ -79,7 +83,20 @@ npm_ci_unless_installed() {
     echo "setup.sh: ${dir#"$ROOT"/}'s pinned npm packages already installed"
   else
     echo "setup.sh: npm ci in ${dir#"$ROOT"/}, for:" $stale
-    (cd "$dir" && npm ci --no-audit --no-fund)
+    if ! (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error); then
+      echo "setup.sh: npm ci refused ${dir#"$ROOT"/}'s lock; npm install from the same lock"
+      local before
+      before="$(mktemp)"
+      cp "$dir/package-lock.json" "$before"
+      (cd "$dir" && npm install --no-audit --no-fund)
+      if ! cmp -s "$before" "$dir/package-lock.json"; then
+        cp "$before" "$dir/package-lock.json"
+        rm -f "$before"
+        echo "setup.sh: ${dir#"$ROOT"/}/package-lock.json does not match its package.json: update it with npm install" >&2
+        return 1
+      fi
+      rm -f "$before"
+    fi
   fi
 }
 

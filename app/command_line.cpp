@@ -13,6 +13,7 @@
 #include <utility>      // std::move
 #include <string_view>  // std::string_view
 
+#include "dialect/ts_path.h"
 #include "protocol/frame.h"
 
 namespace spinrpc {
@@ -152,9 +153,15 @@ CommandLine parse_command_line(const std::vector<std::string>& args, const char*
     if (!accepts_callback_item(dialect, item)) throw UsageError("unknown callback name: " + item);
   }
   if (cwd_set && line.server.cwd.empty()) throw UsageError("-cwd must not be empty");
-  if (!cwd_set) {
-    if (std::optional<std::string> cwd = working_directory()) line.server.cwd = std::move(*cwd);
-    else line.cwd_error = std::strerror(errno);
+  if (!cwd_set || dialect.normalizes_cwd) {
+    std::optional<std::string> here = working_directory();
+    if (!cwd_set) {
+      if (here) line.server.cwd = *here;
+      else line.cwd_error = std::strerror(errno);
+    }
+    if (dialect.normalizes_cwd && !line.server.cwd.empty()) {
+      line.server.cwd = normalized_absolute_path(line.server.cwd, here.value_or(""));
+    }
   }
   return line;
 }

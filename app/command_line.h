@@ -22,7 +22,9 @@ class UsageError : public std::invalid_argument {
 /// spinrpc-server's command line: tsgo's --api surface
 /// (docs/PROTOCOL.md#command-line) plus spinrpc's own flags.
 struct CommandLine {
-  ServerOptions server;           ///< --cwd (default: the working directory), --callbacks, --timing, the API version
+  /// --cwd (default: the working directory; in 7.1 normalized and made
+  /// absolute, as its server does), --callbacks, --timing, the API version.
+  ServerOptions server;
   /// --useCaseSensitiveFileNames[=BOOL] (7.1's client always passes it):
   /// initialize's caseSensitivity; unset, 7.1 answers 1 as its server does.
   std::optional<bool> use_case_sensitive_file_names;

@@ -14,6 +14,7 @@ const ApiDialect kApi70{
     PipeLayout::socket_at_path,
     GoUnicodeVersion::unicode_15,
     false,
+    false,
     {"readFile", "fileExists", "directoryExists", "getAccessibleEntries", "realpath"},
 };
 
@@ -28,6 +29,7 @@ const ApiDialect kApi71{
     InitializeShape::case_sensitivity,
     PipeLayout::private_directory,
     GoUnicodeVersion::unicode_17,
+    true,
     true,
     {"readFile", "fileExists", "directoryExists", "getAccessibleEntries", "realpath", "stat", "writeFile",
      "removeFile", "readFile:error", "fileExists:error", "directoryExists:error",

@@ -45,6 +45,10 @@ struct ApiDialect {
   /// The tables Go's %q follows: each version's server is built with its
   /// own Go toolchain (7.0.x: Go 1.26, Unicode 15; 7.1: Go 1.27, Unicode 17).
   GoUnicodeVersion unicode;
+  /// Whether initialize's currentDirectory is --cwd normalized and made
+  /// absolute (7.1: normalized_absolute_path, dialect/ts_path.h) or --cwd
+  /// verbatim (7.0).
+  bool normalizes_cwd;
   /// batchRequests is a built-in method (7.1); in 7.0 it is an unknown method.
   bool batch_requests;
   /// --callbacks items this version accepts: plain names, and in 7.1 also

@@ -1,0 +1,82 @@
+// The API version a command line gets, and what each version accepts
+// (dialect/api_dialect.h); TypeScript's getNormalizedAbsolutePath as 7.1
+// applies it to --cwd (dialect/ts_path.h).
+#include <string>  // std::string
+#include <vector>  // std::vector
+
+#include <doctest/doctest.h>
+
+#include "app/command_line.h"
+#include "dialect/api_dialect.h"
+#include "dialect/ts_path.h"
+
+namespace {
+
+using spinrpc::ApiVersion;
+using spinrpc::parse_command_line;
+
+ApiVersion version_of(const std::vector<std::string>& args, const char* env = nullptr) {
+  return parse_command_line(args, env).server.api_version;
+}
+
+TEST_CASE("a command line without 7.1's flags is answered as 7.0; with either of them as 7.1") {
+  CHECK(version_of({"--api"}) == ApiVersion::v7_0);
+  CHECK(version_of({"--api", "--cwd", "/x", "--callbacks=readFile", "--timing"}) == ApiVersion::v7_0);
+  CHECK(version_of({"--api", "--useCaseSensitiveFileNames=false"}) == ApiVersion::v7_1);
+  CHECK(version_of({"--api", "--useCaseSensitiveFileNames"}) == ApiVersion::v7_1);
+  CHECK(version_of({"--api", "--runExternalCode"}) == ApiVersion::v7_1);
+}
+
+TEST_CASE("--ts-api beats SPINRPC_TS_API, which beats what the flags say; a bad value is refused or warned about") {
+  CHECK(version_of({"--api", "--ts-api=7.1"}) == ApiVersion::v7_1);
+  CHECK(version_of({"--api", "--useCaseSensitiveFileNames", "--ts-api", "7.0"}) == ApiVersion::v7_0);
+  CHECK(version_of({"--api"}, "7.1") == ApiVersion::v7_1);
+  CHECK(version_of({"--api", "--useCaseSensitiveFileNames"}, "7.0") == ApiVersion::v7_0);
+  CHECK(version_of({"--api", "--ts-api=7.0"}, "7.1") == ApiVersion::v7_0);
+  CHECK_THROWS_WITH_AS(parse_command_line({"--api", "--ts-api=7.2"}), "invalid value \"7.2\" for -ts-api: expected 7.0 or 7.1",
+                       spinrpc::UsageError);
+  const auto line = parse_command_line({"--api", "--useCaseSensitiveFileNames"}, "8");
+  CHECK(line.server.api_version == ApiVersion::v7_1);
+  REQUIRE(line.warnings.size() == 1);
+  CHECK(line.warnings[0] == "SPINRPC_TS_API=8 names no API version (7.0 or 7.1); ignored");
+}
+
+TEST_CASE("--callbacks: each version takes its own items, and refuses the others in tsgo's words") {
+  CHECK(parse_command_line({"--api", "--useCaseSensitiveFileNames", "--callbacks=stat,realpath:identity,writeFile:noop"})
+            .server.callbacks == std::vector<std::string>{"stat", "realpath:identity", "writeFile:noop"});
+  CHECK_THROWS_WITH_AS(parse_command_line({"--api", "--callbacks=stat"}), "unknown callback name: stat", spinrpc::UsageError);
+  CHECK_THROWS_WITH_AS(parse_command_line({"--api", "--callbacks=realpath:identity"}),
+                       "unknown callback name: realpath:identity", spinrpc::UsageError);
+  // useOS is what the client sends nothing for; 7.1's server refuses it.
+  CHECK_THROWS_WITH_AS(parse_command_line({"--api", "--useCaseSensitiveFileNames", "--callbacks=readFile:useOS"}),
+                       "unknown callback name: readFile:useOS", spinrpc::UsageError);
+  CHECK_THROWS_WITH_AS(parse_command_line({"--api", "--useCaseSensitiveFileNames", "--callbacks=readFile:identity"}),
+                       "unknown callback name: readFile:identity", spinrpc::UsageError);
+}
+
+TEST_CASE("7.1 normalizes --cwd as TypeScript's getNormalizedAbsolutePath; 7.0 keeps it verbatim") {
+  CHECK(parse_command_line({"--api", "--cwd", "/a/b/../c/./"}).server.cwd == "/a/b/../c/./");
+  CHECK(parse_command_line({"--api", "--useCaseSensitiveFileNames", "--cwd", "/a/b/../c/./"}).server.cwd == "/a/c");
+}
+
+TEST_CASE("normalized_absolute_path: roots, separators, dots, and relative paths joined to the directory") {
+  using spinrpc::normalized_absolute_path;
+  struct Case {
+    const char* path;
+    const char* expected;
+  };
+  // Each checked against typescript@7.1.0-dev.20261105.1's server (initialize
+  // with --cwd PATH, run from /tmp/ts) and TypeScript's own path.ts rules.
+  for (const Case c : {Case{"/tmp/", "/tmp"}, {"/", "/"}, {".", "/tmp/ts"}, {"..", "/tmp"},
+                       {"rel/dir/..", "/tmp/ts/rel"}, {"a/./b/../c", "/tmp/ts/a/c"}, {"//x//y//", "//x/y"},
+                       {"/a/b/../../..", "/"}, {"/a\\b\\c", "/a/b/c"}, {"C:\\x\\y", "C:/x/y"}, {"c:/Foo/", "c:/Foo"},
+                       {"/x/y/.", "/x/y"}, {"/x/y/..", "/x"}, {" ", "/tmp/ts/ "}, {"/a/b/../c/./d/", "/a/c/d"},
+                       {"~/x", "/tmp/ts/~/x"}, {"/a//b", "/a/b"}, {"file:///x", "file:///x"},
+                       {"\\\\server\\share\\x", "//server/share/x"}, {"c:", "c:/"}, {"file:///c:/x/../y", "file:///c:/y"},
+                       {"http://host", "http://host/"}, {"../../../..", "/"}}) {
+    CAPTURE(c.path);
+    CHECK(normalized_absolute_path(c.path, "/tmp/ts") == c.expected);
+  }
+}
+
+}  // namespace

@@ -140,6 +140,19 @@ add(streams, "throwInt-then-echo", bytes(request("throwInt", ""), echoReq("after
 for (const p of ["readFile", "realpath", "", "eadFile", "readFile,realpath", ",readFile,", "readFil", "realpathx"]) {
   add(streams, `hasCallback-${p.replace(/,/g, "_") || "empty"}`, request("hasCallback", p));
 }
+// batchRequests (API 7.1; the target serves every input in 7.0 and 7.1,
+// docs/PROTOCOL.md#batchrequests): pages, tokens, per-item errors, bad params.
+const batch = (params) => request("batchRequests", typeof params === "string" ? params : JSON.stringify(params));
+const items = (...methods) => methods.map((m) => (typeof m === "string" ? { method: m } : m));
+add(streams, "batch-mixed", batch({ requests: items("ping", { method: "echo", params: { a: [1, "x"] } }, "nope", "initialize",
+  "batchRequests", "getServerTiming", { method: "throw", params: "boom" }, { method: "callback", params: "readFile /a" }) }));
+add(streams, "batch-pages", bytes(batch({ requests: items("ping", "ping", { method: "echo", params: "xyz" }), maxResponseBytesPerPage: 1 }),
+  batch({ requests: [], continuationToken: "api-session-1-1", maxResponseBytesPerPage: 1 }),
+  batch({ requests: [], continuationToken: "api-session-1-2" }), batch({ requests: [], continuationToken: "api-session-1-2" })));
+add(streams, "batch-bad-params", bytes(batch("not json"), batch("5"), batch({ requests: 5 }), batch({ requests: [5] }),
+  batch({ requests: [{ method: 5 }] }), batch({ continuationToken: 1 }), batch({ maxResponseBytesPerPage: "x" }), batch("null"), batch("{}")));
+add(streams, "batch-callback-answered", bytes(batch({ requests: items({ method: "callback", params: "readFile /a" }, "ping") }),
+  callResponse("readFile", "contents"), echoReq("after")));
 
 // ── async mode: Content-Length framing and JSON-RPC bodies (docs/ASYNC.md) ──
 const jsonRpc = [];

@@ -15,7 +15,12 @@
 //    same reply bytes and the same ending;
 //  - once a call() into the client failed because the stream did (EOF or
 //    malformed bytes), the session ends with an exception, even when the
-//    handler swallowed it (RequestContext::call's contract).
+//    handler swallowed it (RequestContext::call's contract);
+//  - the same input served in API 7.1 (dialect/api_dialect.h) ends the same
+//    way but for its "ipc: " lines, unless it names batchRequests (whose
+//    items may Call the client and so read the stream differently from
+//    7.0's unknown-method Error); every batchRequests Response 7.1 writes is
+//    one JSON value.
 //
 // Handlers besides the built-ins make the Call path reachable:
 //   callback       payload "NAME ARGS": reply with the result of Call NAME(ARGS)
@@ -47,6 +52,8 @@
 #include "protocol/protocol_error.h"
 #include "protocol/remote_error.h"
 #include "server/server.h"
+
+#include <nlohmann/json.hpp>
 
 namespace {
 
@@ -129,7 +136,8 @@ struct Run {
 };
 
 // One whole session: a fresh Server and channel over the input.
-Run serve(ByteView input, spinrpc::ChannelOptions options, bool timing, bool capture) {
+Run serve(ByteView input, spinrpc::ChannelOptions options, bool timing, bool capture,
+          spinrpc::ApiVersion version = spinrpc::ApiVersion::v7_0) {
   const int in = make_memfd("fuzz-client-to-server");
   write_all(in, input);
   FUZZ_CHECK(::lseek(in, 0, SEEK_SET) == 0, "lseek on a memfd");
@@ -149,6 +157,8 @@ Run serve(ByteView input, spinrpc::ChannelOptions options, bool timing, bool cap
   server_options.cwd = "/fuzz";
   server_options.callbacks = kClientCallbacks;
   server_options.timing = timing;
+  server_options.api_version = version;
+  server_options.max_message_bytes = kMaxMessageBytes;
   spinrpc::Server server(std::move(server_options));
   add_handlers(server, session);
   options.limits.max_message_bytes = kMaxMessageBytes;
@@ -205,7 +215,7 @@ void check_run(const Run& run, ByteView input) {
       FUZZ_CHECK(!run.call_failed_fatally, "a failed call() ends the session with an exception");
       break;
     case Run::End::ProtocolError:
-      FUZZ_CHECK(run.message.rfind("api: ", 0) == 0 ||
+      FUZZ_CHECK(run.message.rfind("api: ", 0) == 0 || run.message.rfind("ipc: ", 0) == 0 ||
                      run.message.rfind("unexpected message type: ", 0) == 0,
                  "a ProtocolError from serve is one of tsgo's lines");
       FUZZ_CHECK(run.message.find('\n') == std::string::npos, "a ProtocolError is one line");
@@ -214,6 +224,29 @@ void check_run(const Run& run, ByteView input) {
       FUZZ_CHECK(!run.message.empty() && run.message.find('\n') == std::string::npos,
                  "a PeerClosed is one line");
       break;
+  }
+}
+
+// The same ending, where 7.1 says "ipc: " for 7.0's "api: " transport lines.
+bool same_ending_but_prefix(const Run& v70, const Run& v71) {
+  if (v70.end != v71.end) return false;
+  if (v70.message == v71.message) return true;
+  return v70.message.rfind("api: ", 0) == 0 && v71.message.rfind("ipc: ", 0) == 0 &&
+         v70.message.substr(5) == v71.message.substr(5);
+}
+
+// Every batchRequests Response in `output` (the server's frames) is JSON.
+void check_batch_replies(const std::string& output) {
+  ByteView rest = spinrpc::as_bytes(output);
+  spinrpc::Limits limits;
+  limits.max_message_bytes = kMaxMessageBytes * 2;
+  while (!rest.empty()) {
+    const spinrpc::DecodeResult r = spinrpc::decode_frame(rest, limits);
+    FUZZ_CHECK(r.status == spinrpc::DecodeResult::Status::Frame, "the server writes whole frames");
+    if (r.frame.type == spinrpc::MessageType::Response && r.frame.name_text() == "batchRequests") {
+      FUZZ_CHECK(nlohmann::json::accept(r.frame.payload_text()), "a batchRequests reply is one JSON value");
+    }
+    rest = rest.subspan(r.size_bytes);
   }
 }
 
@@ -243,5 +276,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   check_run(timed, input);
   FUZZ_CHECK(timed.end == small.end && timed.message == small.message,
              "--timing and spinning do not change how the session ends");
+
+  const Run v71 = serve(input, tiny, false, true, spinrpc::ApiVersion::v7_1);
+  check_run(v71, input);
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  if (text.find("batchRequests") == std::string_view::npos) {
+    FUZZ_CHECK(same_ending_but_prefix(small, v71), "API 7.1 ends a session as 7.0 does, but for its ipc: lines");
+  }
+  check_batch_replies(v71.output);
   return 0;
 }

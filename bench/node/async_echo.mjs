@@ -1,10 +1,22 @@
 #!/usr/bin/env node
-// async_echo: the real asynchronous client (@typescript/native-preview/
-// unstable/async, vscode-jsonrpc) against spinrpc-server --async and tsgo
+// async_echo: the real asynchronous client (the async API of the version
+// --ts picks, typescript@7.0.2 by default: JSON-RPC over the server's stdio)
+// against spinrpc-server --async and against that version's own server
 // --async, side by side in one run, rounds alternating (docs/ASYNC.md).
 //
-//   node bench/node/async_echo.mjs [--count N] [--inflight N] [--big N]
-//                                  [--rounds R] [--warmup W] [--json FILE]
+//   node bench/node/async_echo.mjs [--ts ID] [--count N] [--inflight N]
+//                                  [--big N] [--rounds R] [--warmup W]
+//                                  [--json FILE]
+//
+// --ts ID: an id of tests/interop/versions.mjs, 7.0 (typescript@7.0.2, the
+// default), 7.1-beta, 7.1-dev (typescript@7.1.0-dev.20261105.1) or preview
+// (@typescript/native-preview@7.0.0-dev.20260707.2): the client, and the
+// reference server (the version's own, as its `new API({})` spawns it;
+// named by its executable, tsc or tsgo). The 7.1 async clients (beta and
+// nightly) send the requests issued in one turn of the event loop as one
+// batchRequests (their dist/api/async/client.js, doBatch), so with
+// --ts 7.1-* the `inflight` burst goes over the wire as a batch, not as
+// separate requests.
 //
 // Three workloads, each round spawning every variant once (order rotating):
 //   sequential  N small echoes ({"s":"16 bytes of text"}), each awaited
@@ -20,42 +32,84 @@
 // wrong one exits 1 before any figure is printed. Server CPU: the peer's
 // /proc/PID/task/*/schedstat over the timed region.
 //
-// Peers: SPINRPC_SERVER and SPINRPC_TSGO override the default paths.
+// Peers: SPINRPC_SERVER and SPINRPC_TSGO override the default paths
+// (build/bin/spinrpc-server; the version's own server). The header names
+// both servers' --version, and a SPINRPC_TSGO that is not the client's own
+// version is named so.
 
-import { readFileSync, readdirSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
+import { spawnSync } from "node:child_process";
+import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { isDeepStrictEqual } from "node:util";
-import { dirname, join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
-const INTEROP = join(REPO, "tests", "interop");
-const SPINRPC = process.env.SPINRPC_SERVER || join(REPO, "build", "bin", "spinrpc-server");
-const TSGO = process.env.SPINRPC_TSGO || join(INTEROP, "node_modules", "@typescript", "native-preview-linux-x64", "lib", "tsgo");
+const VERSIONS_MJS = join(REPO, "tests", "interop", "versions.mjs");
 
 function usage(msg) {
+  // --help (no message) is a request: stdout, exit 0; a bad argument: stderr, exit 2.
   if (msg) console.error(`async_echo: ${msg}`);
-  console.error("usage: node bench/node/async_echo.mjs [--count N] [--inflight N] [--big N] [--rounds R] [--warmup W] [--json FILE]");
-  process.exit(2);
+  (msg ? console.error : console.log)("usage: node bench/node/async_echo.mjs [--ts 7.0|7.1-beta|7.1-dev|preview] [--count N] [--inflight N] [--big N] [--rounds R] [--warmup W] [--json FILE]");
+  process.exit(msg ? 2 : 0);
 }
-const opts = { count: 2000, inflight: 10000, big: 20, rounds: 5, warmup: 200, json: null };
+const opts = { ts: "7.0", count: 2000, inflight: 10000, big: 20, rounds: 5, warmup: 200, json: null };
 {
   const argv = process.argv.slice(2);
-  const keys = { "--count": "count", "--inflight": "inflight", "--big": "big", "--rounds": "rounds", "--warmup": "warmup", "--json": "json" };
+  const keys = { "--ts": "ts", "--count": "count", "--inflight": "inflight", "--big": "big", "--rounds": "rounds", "--warmup": "warmup", "--json": "json" };
   for (let i = 0; i < argv.length; i++) {
     let [k, v] = argv[i].split(/=(.*)/s, 2);
+    if (k === "--help" || k === "-h") usage();
     const key = keys[k];
     if (!key) usage(`unknown argument ${argv[i]}`);
     if (v === undefined) { v = argv[++i]; if (v === undefined) usage(`${k} needs a value`); }
-    if (key !== "json" && !/^\d+$/.test(v)) usage(`${k} wants a non-negative integer`);
-    opts[key] = key === "json" ? v : Number(v);
+    if (key === "json" || key === "ts") { opts[key] = v; continue; }
+    if (!/^\d+$/.test(v)) usage(`${k} wants a non-negative integer`);
+    opts[key] = Number(v);
   }
   if (opts.rounds < 1 || opts.count < 1) usage("--rounds and --count must be at least 1");
 }
 
-const req = createRequire(join(INTEROP, "package.json"));
-const { API } = await import(pathToFileURL(req.resolve("@typescript/native-preview/unstable/async")).href);
-const clientVersion = JSON.parse(readFileSync(req.resolve("@typescript/native-preview/package.json"), "utf8")).version;
+/** The TypeScript 7 version --ts names (tests/interop/versions.mjs). */
+let TS;
+try {
+  TS = (await import(pathToFileURL(VERSIONS_MJS).href)).version(opts.ts);
+} catch (e) {
+  console.error(`async_echo: --ts ${opts.ts}: ${e.message}` +
+    (e.code === "ENOENT" || e.code === "ERR_MODULE_NOT_FOUND" ? "; run npm ci in tests/interop (scripts/setup.sh)" : ""));
+  process.exit(1);
+}
+const SPINRPC = process.env.SPINRPC_SERVER || join(REPO, "build", "bin", "spinrpc-server");
+/** The reference server: the version's own, unless SPINRPC_TSGO names another. */
+const OWN = process.env.SPINRPC_TSGO || TS.server;
+for (const [name, path] of [["spinrpc-server", SPINRPC], [`${TS.name} ${TS.version}'s server`, OWN]]) {
+  if (!existsSync(path)) {
+    console.error(`async_echo: ${name} not found at ${path}`);
+    process.exit(1);
+  }
+}
+const { API } = await import(TS.asyncUrl);
+const CLIENT = `${TS.name} ${TS.version}`;
+/** The first line `exe --version` prints. */
+function versionLine(exe) {
+  const r = spawnSync(exe, ["--version"], { encoding: "utf8", timeout: 10_000, stdio: ["ignore", "pipe", "pipe"] });
+  const line = (r.stdout || "").split("\n")[0].trim();
+  if (r.status !== 0 || !line) {
+    console.error(`async_echo: ${exe} --version failed (${r.error?.message ?? `exit ${r.status ?? r.signal}`})`);
+    process.exit(1);
+  }
+  return line;
+}
+const SPINRPC_VERSION = versionLine(SPINRPC);
+const own = (() => {
+  const line = versionLine(OWN);
+  const version = /^Version (\S+)$/.exec(line)?.[1] ?? null;
+  const exe = basename(OWN);
+  return { label: exe === "spinrpc-server" ? "reference server" : exe, path: OWN, version_line: line, version,
+    overridden: Boolean(process.env.SPINRPC_TSGO), mismatch: version !== TS.version };
+})();
+if (own.mismatch) {
+  console.error(`async_echo: note: the reference server ${OWN} says ${JSON.stringify(own.version_line)}, not ${TS.version}: it is not ${CLIENT}'s own server`);
+}
 
 /** CPU seconds of a live process: the sum of its threads' schedstat run time. */
 function cpuSeconds(pid) {
@@ -89,7 +143,9 @@ async function session(path, fn) {
   }
 }
 
-const variants = [{ name: "spinrpc-server", path: SPINRPC }, { name: "tsgo", path: TSGO }];
+// spinrpc-server first, the version's own server second (bench/reporting/
+// sections/async_mode.mjs reads them in that order).
+const variants = [{ name: "spinrpc-server", path: SPINRPC }, { name: own.label, path: OWN }];
 for (const v of variants) Object.assign(v, { lat: [], roundP50: [], seqCpu: 0, seqWall: 0, burst: [], big: [] });
 
 const workloads = {
@@ -150,7 +206,9 @@ try {
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2; };
 const out = {
   tool: "bench/node/async_echo.mjs",
-  client: `@typescript/native-preview ${clientVersion} async client (apiRequest) on node ${process.version}`,
+  client: `${CLIENT} async client (${TS.async}, apiRequest) on node ${process.version}`,
+  ts: { id: TS.id, name: TS.name, version: TS.version, async: TS.async, dialect: TS.dialect, server: TS.server },
+  servers: { spinrpc: { path: SPINRPC, version_line: SPINRPC_VERSION }, own },
   options: { ...opts, json: undefined, big_bytes: bigBytes },
   loadavg: readFileSync("/proc/loadavg", "utf8").trim(),
   variants: variants.map((v) => {
@@ -166,11 +224,13 @@ const out = {
 const [ours, theirs] = out.variants;
 const f = (x, d = 1) => x.toFixed(d);
 console.log(`## async_echo (${out.client}); rounds ${opts.rounds}, loadavg at end ${out.loadavg}`);
+console.log(`servers: ${SPINRPC_VERSION}; ${own.label} (${own.overridden ? `SPINRPC_TSGO=${OWN}` : `${CLIENT}'s own server`}: ${own.version_line})` +
+  (own.mismatch ? `, NOT ${CLIENT}'s own server` : ""));
 for (const v of out.variants) {
   console.log(`${v.name}: sequential p50 ${f(v.p50_ns / 1e3)} µs p75 ${f(v.p75_ns / 1e3)} µs (per round p50 ${v.round_p50_ns.map((x) => f(x / 1e3)).join(", ")}); ` +
     `${opts.inflight} in flight: ${v.burst.map((b) => f(b.rps, 0)).join(", ")} req/s, server CPU per 1000 ${v.burst.map((b) => f(b.cpuPer1000 * 1e3, 2)).join(", ")} ms; ` +
     `${(bigBytes / 1048576).toFixed(2)} MiB echo server CPU ${v.big.map((b) => f(b.cpuPerEcho * 1e3, 2)).join(", ")} ms`);
 }
-console.log(`spinrpc / tsgo: sequential p50 ${f(ours.p50_ns / theirs.p50_ns, 2)}×, p75 ${f(ours.p75_ns / theirs.p75_ns, 2)}×; ` +
+console.log(`spinrpc-server / ${own.label}: sequential p50 ${f(ours.p50_ns / theirs.p50_ns, 2)}×, p75 ${f(ours.p75_ns / theirs.p75_ns, 2)}×; ` +
   `in-flight throughput ${f(ours.burst_rps_median / theirs.burst_rps_median, 2)}×, server CPU per 1000 ${f(ours.burst_cpu_per_1000_median_s / theirs.burst_cpu_per_1000_median_s, 2)}×`);
 if (opts.json) writeFileSync(opts.json, JSON.stringify(out, null, 2) + "\n");

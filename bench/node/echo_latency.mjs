@@ -1,18 +1,30 @@
 #!/usr/bin/env node
 // echo_latency: the real TypeScript 7 sync client (the JS SyncRpcChannel of
-// @typescript/native-preview/unstable/sync) timing back-to-back echoes against
-// spinrpc-server and against tsgo, side by side in one run (docs/BENCHMARKING.md).
+// the version --ts picks, typescript@7.0.2 by default) timing back-to-back
+// echoes against spinrpc-server and against that version's own server, side
+// by side in one run (docs/BENCHMARKING.md).
 //
-//   node bench/node/echo_latency.mjs [--count N] [--size BYTES] [--rounds R]
-//                                    [--warmup W] [--no-floor]
+//   node bench/node/echo_latency.mjs [--ts ID] [--count N] [--size BYTES]
+//                                    [--rounds R] [--warmup W] [--no-floor]
 //                                    [--server-spin LIST] [--json FILE]
 //
+// --ts ID       the TypeScript 7 version, an id of tests/interop/versions.mjs:
+//               7.0 (typescript@7.0.2, the default), 7.1-beta, 7.1-dev
+//               (typescript@7.1.0-dev.20261105.1), preview
+//               (@typescript/native-preview@7.0.0-dev.20260707.2). It picks
+//               the client (its sync API) and the reference server, the
+//               version's own server as its `new API({})` would spawn it
+//               (7.0/7.1: the platform package's lib/tsc; the preview's:
+//               lib/tsgo). Rows and tables name that server by its
+//               executable's name (tsc, tsgo); the header gives the
+//               package, its version and the server's `--version`.
 // --count N     timed echoes per variant, over all rounds (default 20000)
 // --size BYTES  echo payload size in bytes (default 8, as the README's table)
 // --rounds R    rounds; each round spawns every variant once, in an order that
 //               rotates from round to round, so drift falls on all (default 9);
-//               each spinrpc-server variant / tsgo is then the median of the
-//               per-round p50 and p75 ratios, with each one's worst round
+//               each spinrpc-server variant / the version's own server is
+//               then the median of the per-round p50 and p75 ratios, with
+//               each one's worst round
 // --warmup W    untimed echoes per spawned process before timing (default 1000)
 // --no-floor    skip the two pipe ping-pong floors
 // --server-spin LIST  comma-separated spinrpc-server spin variants, each its
@@ -28,14 +40,19 @@
 // --no-binding  leave out spinrpc's Node.js binding (node/); by default it
 //               is measured too, through `node --import node/register.mjs`
 //               (one child Node per job: bench/node/job_child.mjs), against
-//               spinrpc-server with default settings and against tsgo, in the
-//               latency table and in three more workloads, each its own set
-//               of alternating rounds, the pure-JS channel beside it:
+//               spinrpc-server with default settings and against the
+//               version's own server, in the latency table and in three more
+//               workloads, each its own set of alternating rounds, the
+//               pure-JS channel beside it:
 // --sparse N    echoes per variant over all rounds, one every
 //               --sparse-interval-ms (default 10): the client CPU they cost
 //               (default 500; 0 = skip)
 // --spawn K     per variant and round: new API (spawning the server) + one
-//               echo, timed together (default 4; 0 = skip)
+//               echo, timed together (default 4; 0 = skip); beside them, in
+//               the same rounds, each server's spawn floor (the binding
+//               starts `spinrpc-server --version` / `<own server> --version`,
+//               close() reaps it), each spawn against its own executable's
+//               floor
 // --large-mib LIST  comma-separated payload sizes in MiB for string and
 //               binary echoes (default 1,16; empty = skip), --large-reps R
 //               timed echoes of each per variant and round (default 2),
@@ -44,28 +61,29 @@
 //               collector has freed some; the binding's needs ~3 16 MiB
 //               binary replies for that, docs/NODE.md "Large payloads")
 //
-// Variants: spinrpc-server and tsgo through the real client (echoBinary), the
-// same through spinrpc's binding, and
-// two floors measured by this same Node process against `cat` over two pipes
+// Variants: spinrpc-server and the version's own server through the real
+// client (echoBinary), the same through spinrpc's binding, and two floors
+// measured by this same Node process against `cat` over two pipes
 // with the same message size as a framed echo request: blocking reads, and a
 // polled non-blocking read. Spawning, warm-up and payload building stay outside
 // the timed region; every reply is compared with what was sent, and a single
 // wrong byte makes the run exit 1 without printing any time.
 //
 // Peers: SPINRPC_SERVER and SPINRPC_TSGO override the default paths
-// (build/bin/spinrpc-server, tests/interop/node_modules/.../lib/tsgo).
+// (build/bin/spinrpc-server; the version's own server, from versions.mjs).
+// A SPINRPC_TSGO whose `--version` is not the client's version is named so
+// in the header and on stderr.
 
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, readFileSync, readSync, writeFileSync, writeSync } from "node:fs";
-import { createRequire } from "node:module";
+import { existsSync, readSync, writeFileSync, writeSync } from "node:fs";
 import { cpus } from "node:os";
 import { procCpuSeconds, selfCpuSeconds } from "./proc_cpu.mjs";
-import { dirname, join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { IntegrityError, JOBS, NPAYLOADS, makePayloads, mismatch } from "./jobs.mjs";
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
-const INTEROP = join(REPO, "tests", "interop");
+const VERSIONS_MJS = join(REPO, "tests", "interop", "versions.mjs");
 const REGISTER = join(REPO, "node", "register.mjs");
 const ADDON = join(REPO, "node", "build", "spinrpc.node");
 const JOB_CHILD = join(REPO, "bench", "node", "job_child.mjs");
@@ -75,7 +93,7 @@ const JOB_CHILD = join(REPO, "bench", "node", "job_child.mjs");
 function usage(msg) {
   // --help (no message) is a request: stdout, exit 0; a bad argument: stderr, exit 2.
   if (msg) console.error(`echo_latency: ${msg}`);
-  (msg ? console.error : console.log)("usage: node bench/node/echo_latency.mjs [--count N] [--size BYTES] [--rounds R] [--warmup W] [--no-floor] [--server-spin default,placement-off,off,fixed,adaptive] [--json FILE]\n" +
+  (msg ? console.error : console.log)("usage: node bench/node/echo_latency.mjs [--ts 7.0|7.1-beta|7.1-dev|preview] [--count N] [--size BYTES] [--rounds R] [--warmup W] [--no-floor] [--server-spin default,placement-off,off,fixed,adaptive] [--json FILE]\n" +
     "       [--no-binding] [--sparse N] [--sparse-interval-ms MS] [--spawn K] [--large-mib LIST] [--large-reps R] [--large-warmup W]");
   process.exit(msg ? 2 : 0);
 }
@@ -87,7 +105,7 @@ const SERVER_SPIN = {
   "placement-off": { SPINRPC_PLACEMENT: "off" },
 };
 const opts = {
-  count: 20000, size: 8, rounds: 9, warmup: 1000, floor: true, serverSpin: null, json: null,
+  ts: "7.0", count: 20000, size: 8, rounds: 9, warmup: 1000, floor: true, serverSpin: null, json: null,
   binding: true, sparse: 500, sparseIntervalMs: 10, spawn: 4, largeMib: [1, 16], largeReps: 2, largeWarmup: 4,
 };
 {
@@ -98,13 +116,13 @@ const opts = {
     if (k === "--no-floor") { opts.floor = false; continue; }
     if (k === "--no-binding") { opts.binding = false; continue; }
     const key = {
-      "--count": "count", "--size": "size", "--rounds": "rounds", "--warmup": "warmup", "--server-spin": "serverSpin", "--json": "json",
+      "--ts": "ts", "--count": "count", "--size": "size", "--rounds": "rounds", "--warmup": "warmup", "--server-spin": "serverSpin", "--json": "json",
       "--sparse": "sparse", "--sparse-interval-ms": "sparseIntervalMs", "--spawn": "spawn", "--large-mib": "largeMib", "--large-reps": "largeReps",
       "--large-warmup": "largeWarmup",
     }[k];
     if (!key) usage(`unknown argument ${argv[i]}`);
     if (v === undefined) { v = argv[++i]; if (v === undefined) usage(`${k} needs a value`); }
-    if (key === "json") { opts.json = v; continue; }
+    if (key === "json" || key === "ts") { opts[key] = v; continue; }
     if (key === "largeMib") {
       opts.largeMib = v.split(",").filter(Boolean).map(Number);
       if (opts.largeMib.some((m) => !Number.isInteger(m) || m < 1 || m > 256)) usage(`--large-mib wants whole MiB from 1 to 256, got ${JSON.stringify(v)}`);
@@ -125,11 +143,21 @@ const opts = {
 
 // ── peers and the real client ─────────────────────────────────────────
 
+/** The TypeScript 7 version --ts names (tests/interop/versions.mjs). */
+let TS;
+try {
+  TS = (await import(pathToFileURL(VERSIONS_MJS).href)).version(opts.ts);
+} catch (e) {
+  console.error(`echo_latency: --ts ${opts.ts}: ${e.message}` +
+    (e.code === "ENOENT" || e.code === "ERR_MODULE_NOT_FOUND" ? "; run npm ci in tests/interop (scripts/setup.sh)" : ""));
+  process.exit(1);
+}
 const SPINRPC = process.env.SPINRPC_SERVER || join(REPO, "build", "bin", "spinrpc-server");
-const TSGO = process.env.SPINRPC_TSGO || join(INTEROP, "node_modules", "@typescript", "native-preview-linux-x64", "lib", "tsgo");
+/** The reference server: the version's own, unless SPINRPC_TSGO names another. */
+const OWN = process.env.SPINRPC_TSGO || TS.server;
 for (const [name, path, hint] of [
   ["spinrpc-server", SPINRPC, "build it with scripts/build.sh"],
-  ["tsgo", TSGO, "run npm ci in tests/interop (scripts/setup.sh)"],
+  [`${TS.name} ${TS.version}'s server`, OWN, process.env.SPINRPC_TSGO ? "SPINRPC_TSGO names it" : "run npm ci in tests/interop (scripts/setup.sh)"],
 ]) {
   if (!existsSync(path)) {
     console.error(`echo_latency: ${name} not found at ${path}: ${hint}`);
@@ -141,14 +169,45 @@ if (opts.binding && !existsSync(ADDON)) {
   process.exit(1);
 }
 let API;
-let clientVersion;
 try {
-  const req = createRequire(join(INTEROP, "package.json"));
-  ({ API } = await import(pathToFileURL(req.resolve("@typescript/native-preview/unstable/sync")).href));
-  clientVersion = JSON.parse(readFileSync(req.resolve("@typescript/native-preview/package.json"), "utf8")).version;
+  ({ API } = await import(TS.syncUrl));
 } catch (e) {
-  console.error(`echo_latency: cannot load the TypeScript sync client from ${INTEROP}/node_modules (${e.message}); run npm ci in tests/interop`);
+  console.error(`echo_latency: cannot load ${TS.name} ${TS.version}'s sync client (${TS.sync}: ${e.message}); run npm ci in tests/interop`);
   process.exit(1);
+}
+/** The first line `exe --version` prints (both servers print one and exit). */
+function versionLine(exe) {
+  const r = spawnSync(exe, ["--version"], { encoding: "utf8", timeout: 10_000, stdio: ["ignore", "pipe", "pipe"] });
+  const line = (r.stdout || "").split("\n")[0].trim();
+  if (r.status !== 0 || !line) {
+    console.error(`echo_latency: ${exe} --version failed (${r.error?.message ?? `exit ${r.status ?? r.signal}`}): ${(r.stderr || "").trim().slice(0, 200)}`);
+    process.exit(1);
+  }
+  return line;
+}
+const CLIENT = `${TS.name} ${TS.version}`;
+const SPINRPC_VERSION = versionLine(SPINRPC);
+/**
+ * The reference server as rows and tables name it: its executable's name
+ * (tsc for typescript@7, tsgo for the preview), with its own --version.
+ */
+const own = (() => {
+  const line = versionLine(OWN);
+  const version = /^Version (\S+)$/.exec(line)?.[1] ?? null;
+  const exe = basename(OWN);
+  return {
+    label: exe === "spinrpc-server" ? "reference server" : exe,
+    path: OWN,
+    version_line: line,
+    version,
+    overridden: Boolean(process.env.SPINRPC_TSGO),
+    mismatch: version !== TS.version,
+  };
+})();
+const OWN_DESC = `${own.label} (${own.overridden ? `SPINRPC_TSGO=${OWN}` : `${CLIENT}'s own server`}: ${own.version_line})`;
+if (own.mismatch) {
+  console.error(`echo_latency: note: the reference server ${OWN} says ${JSON.stringify(own.version_line)}, ` +
+    `not ${TS.version}: it is not ${CLIENT}'s own server (${own.overridden ? "SPINRPC_TSGO names it" : TS.server})`);
 }
 
 // ── measurement helpers ───────────────────────────────────────────────
@@ -187,12 +246,15 @@ function runApi(path, env = {}, spin = null) {
  * (0.46 ms a 1 MiB binary echo, against 1.4 in a fresh process), and its
  * sparse requests ran with V8's compiler and collector long settled, while
  * the binding's always started cold (client CPU per 1000 sparse requests
- * to tsgo: 0.375 s through the binding in a fresh process against 0.330
- * pure-JS in the bench's; both fresh, without the API, 0.21 against 0.33).
+ * to the preview's tsgo: 0.375 s through the binding in a fresh process
+ * against 0.330 pure-JS in the bench's; both fresh, without the API, 0.21
+ * against 0.33).
  * A spawn there also ran with the channel's code compiled by earlier rounds.
  */
 function inJobChild(job, hook) {
-  const args = [...(hook ? ["--import", REGISTER] : []), JOB_CHILD, JSON.stringify({ ...job, hook, interop: INTEROP })];
+  // The child loads the same client: --ts's sync API, by the file
+  // versions.mjs resolved it to.
+  const args = [...(hook ? ["--import", REGISTER] : []), JOB_CHILD, JSON.stringify({ ...job, hook, ts: TS.id, sync: TS.syncUrl })];
   const r = spawnSync(process.execPath, args,
     { encoding: "utf8", maxBuffer: 1 << 28, stdio: ["ignore", "pipe", "inherit"] });
   if (r.status === 3) throw new IntegrityError(`${job.variant}: a reply differed from what was sent (see above)`);
@@ -282,10 +344,12 @@ function runFloor(polled) {
 const variants = opts.serverSpin
   ? opts.serverSpin.map((spin) => ({ name: `spinrpc-server (server spin ${spin})`, kind: "spinrpc", spin, run: runApi(SPINRPC, SERVER_SPIN[spin], spin) }))
   : [{ name: "spinrpc-server", kind: "spinrpc", spin: null, run: runApi(SPINRPC) }];
-variants.push({ name: "tsgo", kind: "tsgo", spin: null, run: runApi(TSGO) });
+// kind "own": the version's own server through its own channel; a binding
+// variant's `server` is "spinrpc-server" or "own".
+variants.push({ name: own.label, kind: "own", spin: null, run: runApi(OWN) });
 if (opts.binding) {
   variants.push({ name: "binding → spinrpc-server", kind: "binding", server: "spinrpc-server", spin: null, run: runBinding(SPINRPC) });
-  variants.push({ name: "binding → tsgo", kind: "binding", server: "tsgo", spin: null, run: runBinding(TSGO) });
+  variants.push({ name: `binding → ${own.label}`, kind: "binding", server: "own", spin: null, run: runBinding(OWN) });
 }
 if (opts.floor) {
   variants.push({ name: "floor: pipe, blocking read", kind: "floor", run: runFloor(false), floor: "blocking" });
@@ -295,13 +359,19 @@ if (opts.floor) {
 // The binding's other workloads, pure-JS and binding side by side against
 // both servers (jobs.mjs: sparse, spawn, large).
 const CHANNELS = [
-  { name: "pure-JS → tsgo", channel: "pure-JS", server: "tsgo", path: TSGO },
+  { name: `pure-JS → ${own.label}`, channel: "pure-JS", server: "own", path: OWN },
   { name: "pure-JS → spinrpc-server", channel: "pure-JS", server: "spinrpc-server", path: SPINRPC },
   { name: "binding → spinrpc-server", channel: "binding", server: "spinrpc-server", path: SPINRPC },
-  { name: "binding → tsgo", channel: "binding", server: "tsgo", path: TSGO },
+  { name: `binding → ${own.label}`, channel: "binding", server: "own", path: OWN },
 ];
-/** The spawn table's floor row (jobs.mjs, spawnFloorJob). */
-const SPAWN_FLOOR = "floor: binding starts spinrpc-server --version, close() reaps it";
+/** A channel variant's name by channel ("pure-JS", "binding") and server ("spinrpc-server", "own"). */
+const chan = (channel, server) => CHANNELS.find((c) => c.channel === channel && c.server === server).name;
+/** The spawn table's floor rows, one per server executable (jobs.mjs, spawnFloorJob). */
+const SPAWN_FLOORS = [
+  { name: "floor: binding starts spinrpc-server --version, close() reaps it", channel: "floor", server: "spinrpc-server", path: SPINRPC },
+  { name: `floor: binding starts ${own.label} --version, close() reaps it`, channel: "floor", server: "own", path: OWN },
+];
+const floorOf = (server) => SPAWN_FLOORS.find((f) => f.server === server).name;
 /** A job of channel variant c in a fresh process (inJobChild), whichever the channel. */
 const freshJob = (c, kind, job) =>
   inJobChild({ ...job, kind, variant: c.name, server: c.path, env: {} }, c.channel === "binding");
@@ -343,18 +413,25 @@ function runBindingWorkloads() {
   }
   if (opts.spawn > 0) {
     extra.spawn = Object.fromEntries(CHANNELS.map((c) => [c.name, { ns: [], ctorNs: [], roundMedian: [] }]));
-    // The floor beside them, once per round: what a process costs at all.
-    extra.spawn[SPAWN_FLOOR] = { ns: [], ctorNs: [], roundMedian: [] };
+    // Each server's floor beside them, once per round: what starting that
+    // executable costs at all.
+    for (const fl of SPAWN_FLOORS) extra.spawn[fl.name] = { ns: [], ctorNs: [], roundMedian: [] };
     const add = (name, res) => {
       extra.spawn[name].ns.push(...res.ns);
       extra.spawn[name].ctorNs.push(...res.ctorNs);
       extra.spawn[name].roundMedian.push(median(res.ns));
     };
+    // Floor i runs after the channel two places on from floor i-1's, both
+    // places moving from round to round, so drift falls on the floors as
+    // on the spawns.
+    const L = CHANNELS.length;
     rounds((c, r) => {
       add(c.name, freshJob(c, "spawn", { k: opts.spawn }));
-      if (c === CHANNELS[CHANNELS.length - 1 - (r % CHANNELS.length)]) {
-        add(SPAWN_FLOOR, inJobChild({ kind: "spawnFloor", variant: SPAWN_FLOOR, server: SPINRPC, env: {}, k: opts.spawn }, true));
-      }
+      SPAWN_FLOORS.forEach((fl, i) => {
+        if (c === CHANNELS[(L - 1 - (r % L) + 2 * i) % L]) {
+          add(fl.name, inJobChild({ kind: "spawnFloor", variant: fl.name, server: fl.path, env: {}, k: opts.spawn }, true));
+        }
+      });
     });
   }
   if (opts.largeMib.length > 0 && opts.largeReps > 0) {
@@ -375,6 +452,7 @@ for (const v of variants) {
   v.wall = 0; v.clientCpu = 0; v.serverCpu = 0;
   v.roundP50 = [];
   v.roundP75 = [];
+  v.roundMean = [];
   v.roundServerCpuPerEcho = [];  // ns per echo, one entry per round
 }
 try {
@@ -387,6 +465,7 @@ try {
       const sorted = Float64Array.from(res.lat).sort();
       v.roundP50.push(percentile(sorted, 0.5));
       v.roundP75.push(percentile(sorted, 0.75));
+      v.roundMean.push(sorted.reduce((a, x) => a + x, 0) / sorted.length);
       v.roundServerCpuPerEcho.push((res.serverCpu * 1e9) / n);
       v.filled += n;
       v.wall += res.wall; v.clientCpu += res.clientCpu; v.serverCpu += res.serverCpu;
@@ -423,10 +502,12 @@ const ratio = (a, b) => (b > 0 ? (a / b).toFixed(2) : "n/a");
 
 const spinEnv = ["TSGO_SYNC_SPIN_US", "TSGO_SYNC_SPIN_ADAPTIVE"].filter((k) => process.env[k] !== undefined).map((k) => `${k}=${process.env[k]}`);
 const perRound = Math.floor(opts.count / opts.rounds);
+const clientDesc = `${CLIENT} sync client (${TS.sync}, echoBinary) on node ${process.version}`;
 console.log(`## echo_latency: size=${opts.size} B, count=${opts.count} per variant, rounds=${opts.rounds} (~${perRound} timed echoes per process), warm-up=${opts.warmup} per process`);
 console.log("");
-console.log(`client: @typescript/native-preview ${clientVersion} sync client (echoBinary) on node ${process.version}; ` +
+console.log(`client: ${clientDesc}; ` +
   `${cpus().length} CPUs; server spin settings: ${opts.serverSpin ? `per variant (--server-spin ${opts.serverSpin.join(",")})` : spinEnv.length ? spinEnv.join(" ") : "defaults"}`);
+console.log(`servers: ${SPINRPC_VERSION}; ${OWN_DESC}${own.mismatch ? `, NOT ${CLIENT}'s own server` : ""}`);
 console.log("");
 const cols = ["variant", "n", "mean µs", "p50 µs", "p75 µs", "p99 µs", "max µs"];
 if (floorBlocking) cols.push("p50 / floor blocking", "p50 / floor polled");
@@ -440,17 +521,18 @@ for (const v of variants) {
   row.push(v.clientCpu.toFixed(3), v.serverCpu.toFixed(3), (v.serverCpu * 1e6 / s.n).toFixed(2), v.wall.toFixed(3), v.roundP50.map(us).join(", "));
   console.log(`| ${row.join(" | ")} |`);
 }
-const tsgo = variants.find((v) => v.kind === "tsgo");
-const ts = tsgo.stats;
+const ownVariant = variants.find((v) => v.kind === "own");
+const os = ownVariant.stats;
 console.log("");
-// Round by round against tsgo: the rounds ran side by side, so a paired
-// ratio cancels a shared machine's drift between rounds (docs/PLACEMENT.md).
+// Round by round against the version's own server: the rounds ran side by
+// side, so a paired ratio cancels a shared machine's drift between rounds
+// (docs/PLACEMENT.md).
 for (const v of variants.filter((x) => x.kind === "spinrpc")) {
-  const paired = (key) => median(v[key].map((x, r) => x / tsgo[key][r]));
+  const paired = (key) => median(v[key].map((x, r) => x / ownVariant[key][r]));
   v.paired = { p50: paired("roundP50"), p75: paired("roundP75"), server_cpu: paired("roundServerCpuPerEcho"),
-    worst_p50_ns: Math.max(...v.roundP50), tsgo_worst_p50_ns: Math.max(...tsgo.roundP50) };
-  console.log(`${v.name} / tsgo, median of ${opts.rounds} per-round ratios: p50 ${v.paired.p50.toFixed(2)}, p75 ${v.paired.p75.toFixed(2)}; ` +
-    `worst round p50 ${us(v.paired.worst_p50_ns)} µs, tsgo's ${us(v.paired.tsgo_worst_p50_ns)} µs; server CPU per echo ${v.paired.server_cpu.toFixed(2)}; pooled p50 ${ratio(v.stats.p50, ts.p50)}, p75 ${ratio(v.stats.p75, ts.p75)} (below 1 = spinrpc-server faster)`);
+    worst_p50_ns: Math.max(...v.roundP50), own_worst_p50_ns: Math.max(...ownVariant.roundP50) };
+  console.log(`${v.name} / ${own.label}, median of ${opts.rounds} per-round ratios: p50 ${v.paired.p50.toFixed(2)}, p75 ${v.paired.p75.toFixed(2)}; ` +
+    `worst round p50 ${us(v.paired.worst_p50_ns)} µs, ${own.label}'s ${us(v.paired.own_worst_p50_ns)} µs; server CPU per echo ${v.paired.server_cpu.toFixed(2)}; pooled p50 ${ratio(v.stats.p50, os.p50)}, p75 ${ratio(v.stats.p75, os.p75)} (below 1 = spinrpc-server faster)`);
 }
 console.log("");
 console.log("Server CPU is the peer process's CPU time over the timed region (/proc/PID/task/*/schedstat, ns); client CPU is this Node process's " +
@@ -461,18 +543,25 @@ console.log("Server CPU is the peer process's CPU time over the timed region (/p
 const figures = {};
 const byName = (name) => variants.find((v) => v.name === name);
 const ms = (ns) => (ns / 1e6).toFixed(ns < 1e7 ? 3 : 1);
+const signed = (x) => `${x >= 0 ? "+" : ""}${x.toFixed(4)}`;
 if (opts.binding) {
+  const OWN_B = `binding → ${own.label}`;
+  const OWN_P = `pure-JS → ${own.label}`;
   console.log("");
   console.log("## spinrpc's Node.js binding (node/), through `node --import node/register.mjs`, beside the pure-JS channel");
   console.log("");
-  const medRatio = (a, b, key) => median(byName(a)[key]) / median(byName(b)[key]);
+  // Each round ran every variant once: variant a's round r against b's
+  // round r, the median of those ratios (mean, p50 and p75 of each round).
+  const paired = (a, b, key) => median(byName(a)[key].map((x, r) => x / byName(b)[key][r]));
+  const trio = (a, b) => ({ mean: paired(a, b, "roundMean"), p50: paired(a, b, "roundP50"), p75: paired(a, b, "roundP75") });
   figures.latency = {
-    binding_spinrpc_vs_purejs_tsgo: { p50: medRatio("binding → spinrpc-server", "tsgo", "roundP50"), p75: medRatio("binding → spinrpc-server", "tsgo", "roundP75") },
-    binding_tsgo_vs_purejs_tsgo: { p50: medRatio("binding → tsgo", "tsgo", "roundP50"), p75: medRatio("binding → tsgo", "tsgo", "roundP75") },
+    binding_spinrpc_vs_purejs_own: trio("binding → spinrpc-server", own.label),
+    binding_own_vs_purejs_own: trio(OWN_B, own.label),
   };
   const f = figures.latency;
-  console.log(`(1) binding → spinrpc-server / pure-JS → tsgo, median of the per-round p50 and p75: p50 ${f.binding_spinrpc_vs_purejs_tsgo.p50.toFixed(2)}, p75 ${f.binding_spinrpc_vs_purejs_tsgo.p75.toFixed(2)}`);
-  console.log(`(2) binding → tsgo / pure-JS → tsgo, the same: p50 ${f.binding_tsgo_vs_purejs_tsgo.p50.toFixed(2)}, p75 ${f.binding_tsgo_vs_purejs_tsgo.p75.toFixed(2)}`);
+  const three = (x) => `mean ${x.mean.toFixed(2)}, p50 ${x.p50.toFixed(2)}, p75 ${x.p75.toFixed(2)}`;
+  console.log(`(1) binding → spinrpc-server / ${OWN_P}, median of ${opts.rounds} per-round ratios: ${three(f.binding_spinrpc_vs_purejs_own)} (target: p50 and p75 ≤ 0.6)`);
+  console.log(`(2) ${OWN_B} / ${OWN_P}, the same: ${three(f.binding_own_vs_purejs_own)} (target: mean and p75 ≤ 0.6, p50 ≤ 1.05)`);
   if (extra.sparse) {
     console.log("");
     console.log(`### Sparse requests: ${opts.sparse} ${opts.size}-byte echoes per variant, one every ${opts.sparseIntervalMs} ms, each variant in a fresh process`);
@@ -484,55 +573,64 @@ if (opts.binding) {
     }
     const per1000 = (name) => extra.sparse[name].clientCpu * 1000 / extra.sparse[name].n;
     figures.sparse = {
-      binding_spinrpc_minus_purejs_tsgo_s: per1000("binding → spinrpc-server") - per1000("pure-JS → tsgo"),
-      binding_tsgo_minus_purejs_tsgo_s: per1000("binding → tsgo") - per1000("pure-JS → tsgo"),
+      binding_spinrpc_minus_purejs_own_s: per1000("binding → spinrpc-server") - per1000(OWN_P),
+      binding_own_minus_purejs_own_s: per1000(OWN_B) - per1000(OWN_P),
     };
     console.log("");
-    console.log(`(3) client CPU per 1000 requests, binding − pure-JS → tsgo: → spinrpc-server ${figures.sparse.binding_spinrpc_minus_purejs_tsgo_s >= 0 ? "+" : ""}${figures.sparse.binding_spinrpc_minus_purejs_tsgo_s.toFixed(4)} s, ` +
-      `→ tsgo ${figures.sparse.binding_tsgo_minus_purejs_tsgo_s >= 0 ? "+" : ""}${figures.sparse.binding_tsgo_minus_purejs_tsgo_s.toFixed(4)} s`);
+    console.log(`(3) client CPU per 1000 requests, binding − ${OWN_P}: → spinrpc-server ${signed(figures.sparse.binding_spinrpc_minus_purejs_own_s)} s, ` +
+      `→ ${own.label} ${signed(figures.sparse.binding_own_minus_purejs_own_s)} s`);
   }
   if (extra.spawn) {
     console.log("");
-    console.log(`### Spawn to first reply: new API (spawns the server) + one echo, ${opts.spawn} per variant and round`);
+    console.log(`### Spawn to first reply: new API (spawns the server) + one echo, ${opts.spawn} per variant and round; each server's spawn floor in the same rounds`);
     console.log("");
-    console.log("| variant | n | median ms | p75 ms | max ms | new API alone, median ms | median per round ms |");
-    console.log("| --- | ---: | ---: | ---: | ---: | ---: | --- |");
+    const serverOf = Object.fromEntries([...CHANNELS, ...SPAWN_FLOORS].map((c) => [c.name, c.server]));
+    const med = (name, key = "ns") => median(extra.spawn[name][key]);
+    console.log("| variant | n | median ms | p75 ms | max ms | / its server's floor | new API alone, median ms | median per round ms |");
+    console.log("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |");
     for (const [name, e] of Object.entries(extra.spawn)) {
       const sorted = Float64Array.from(e.ns).sort();
-      console.log(`| ${name} | ${sorted.length} | ${ms(percentile(sorted, 0.5))} | ${ms(percentile(sorted, 0.75))} | ${ms(sorted[sorted.length - 1])} | ${ms(median(e.ctorNs))} | ${e.roundMedian.map(ms).join(", ")} |`);
+      const vsFloor = name.startsWith("floor:") ? "" : (med(name) / med(floorOf(serverOf[name]))).toFixed(2);
+      console.log(`| ${name} | ${sorted.length} | ${ms(percentile(sorted, 0.5))} | ${ms(percentile(sorted, 0.75))} | ${ms(sorted[sorted.length - 1])} | ${vsFloor} | ${ms(median(e.ctorNs))} | ${e.roundMedian.map(ms).join(", ")} |`);
     }
-    const med = (name, key = "ns") => median(extra.spawn[name][key]);
+    const vsFloor = (channel, server) => med(chan(channel, server)) / med(floorOf(server));
     figures.spawn = {
       binding_vs_purejs_spinrpc: med("binding → spinrpc-server") / med("pure-JS → spinrpc-server"),
-      binding_vs_purejs_tsgo: med("binding → tsgo") / med("pure-JS → tsgo"),
+      binding_vs_purejs_own: med(OWN_B) / med(OWN_P),
       ctor_binding_vs_purejs_spinrpc: med("binding → spinrpc-server", "ctorNs") / med("pure-JS → spinrpc-server", "ctorNs"),
-      ctor_binding_vs_purejs_tsgo: med("binding → tsgo", "ctorNs") / med("pure-JS → tsgo", "ctorNs"),
-      floor_ms: med(SPAWN_FLOOR) / 1e6,
-      binding_spinrpc_vs_floor: med("binding → spinrpc-server") / med(SPAWN_FLOOR),
-      quarter_purejs_spinrpc_vs_floor: (0.25 * med("pure-JS → spinrpc-server")) / med(SPAWN_FLOOR),
+      ctor_binding_vs_purejs_own: med(OWN_B, "ctorNs") / med(OWN_P, "ctorNs"),
+      floor_spinrpc_ms: med(floorOf("spinrpc-server")) / 1e6,
+      floor_own_ms: med(floorOf("own")) / 1e6,
+      binding_spinrpc_vs_spinrpc_floor: vsFloor("binding", "spinrpc-server"),
+      binding_own_vs_own_floor: vsFloor("binding", "own"),
+      purejs_spinrpc_vs_spinrpc_floor: vsFloor("pure-JS", "spinrpc-server"),
+      purejs_own_vs_own_floor: vsFloor("pure-JS", "own"),
     };
     const f4 = figures.spawn;
     console.log("");
-    console.log(`(4) spawn to first reply, binding / pure-JS (median): → spinrpc-server ${f4.binding_vs_purejs_spinrpc.toFixed(2)}, → tsgo ${f4.binding_vs_purejs_tsgo.toFixed(2)}; ` +
-      `new API alone: → spinrpc-server ${f4.ctor_binding_vs_purejs_spinrpc.toFixed(2)}, → tsgo ${f4.ctor_binding_vs_purejs_tsgo.toFixed(2)}; ` +
-      `binding → spinrpc-server / spawn floor ${f4.binding_spinrpc_vs_floor.toFixed(2)} (0.25× pure-JS → spinrpc-server is ${f4.quarter_purejs_spinrpc_vs_floor.toFixed(2)}× the floor)`);
+    console.log(`(4) spawn to first reply, binding / pure-JS (median): → spinrpc-server ${f4.binding_vs_purejs_spinrpc.toFixed(2)}, → ${own.label} ${f4.binding_vs_purejs_own.toFixed(2)}; ` +
+      `new API alone: → spinrpc-server ${f4.ctor_binding_vs_purejs_spinrpc.toFixed(2)}, → ${own.label} ${f4.ctor_binding_vs_purejs_own.toFixed(2)}`);
+    console.log(`(4a) spawn plus first reply, binding → spinrpc-server / spinrpc-server's spawn floor (median): ${f4.binding_spinrpc_vs_spinrpc_floor.toFixed(2)} ` +
+      `(floor ${f4.floor_spinrpc_ms.toFixed(3)} ms; pure-JS ${f4.purejs_spinrpc_vs_spinrpc_floor.toFixed(2)}; target ≤ 1.1)`);
+    console.log(`(4b) spawn plus first reply, ${OWN_B} / ${own.label}'s spawn floor (median): ${f4.binding_own_vs_own_floor.toFixed(2)} ` +
+      `(floor ${f4.floor_own_ms.toFixed(3)} ms; pure-JS ${f4.purejs_own_vs_own_floor.toFixed(2)}; target ≤ 1.1)`);
   }
   if (extra.large) {
     console.log("");
     console.log(`### Large payloads: echo (string) and echoBinary, ${opts.largeReps} timed per variant and round after ${opts.largeWarmup} untimed, each variant in a fresh process (median ms)`);
     console.log("");
     const keys = Object.keys(extra.large[CHANNELS[0].name]);
-    console.log(`| payload | ${CHANNELS.map((c) => c.name).join(" | ")} | binding / pure-JS → spinrpc-server | binding / pure-JS → tsgo |`);
+    console.log(`| payload | ${CHANNELS.map((c) => c.name).join(" | ")} | binding / pure-JS → spinrpc-server | binding / pure-JS → ${own.label} |`);
     console.log(`| --- |${CHANNELS.map(() => " ---: |").join("")} ---: | ---: |`);
     figures.large = {};
     for (const key of keys) {
       const med = (name) => median(extra.large[name][key]);
       const rs = med("binding → spinrpc-server") / med("pure-JS → spinrpc-server");
-      const rt = med("binding → tsgo") / med("pure-JS → tsgo");
-      figures.large[key] = { binding_vs_purejs_spinrpc: rs, binding_vs_purejs_tsgo: rt };
-      console.log(`| ${key} | ${CHANNELS.map((c) => ms(med(c.name))).join(" | ")} | ${rs.toFixed(2)} | ${rt.toFixed(2)} |`);
+      const ro = med(OWN_B) / med(OWN_P);
+      figures.large[key] = { binding_vs_purejs_spinrpc: rs, binding_vs_purejs_own: ro };
+      console.log(`| ${key} | ${CHANNELS.map((c) => ms(med(c.name))).join(" | ")} | ${rs.toFixed(2)} | ${ro.toFixed(2)} |`);
     }
-    const worst = Math.max(...Object.values(figures.large).flatMap((x) => [x.binding_vs_purejs_spinrpc, x.binding_vs_purejs_tsgo]));
+    const worst = Math.max(...Object.values(figures.large).flatMap((x) => [x.binding_vs_purejs_spinrpc, x.binding_vs_purejs_own]));
     console.log("");
     console.log(`(5) large payloads, the largest binding / pure-JS time ratio: ${worst.toFixed(2)}`);
     console.log("");
@@ -553,18 +651,25 @@ if (opts.binding) {
 if (opts.json) {
   const out = {
     tool: "bench/node/echo_latency.mjs",
-    client: `@typescript/native-preview ${clientVersion} sync client (echoBinary) on node ${process.version}`,
-    options: { count: opts.count, size: opts.size, rounds: opts.rounds, warmup: opts.warmup, serverSpin: opts.serverSpin },
+    client: clientDesc,
+    // --ts's version (tests/interop/versions.mjs) and both servers as run.
+    ts: { id: TS.id, name: TS.name, version: TS.version, sync: TS.sync, dialect: TS.dialect, server: TS.server },
+    servers: { spinrpc: { path: SPINRPC, version_line: SPINRPC_VERSION }, own },
+    options: { ts: opts.ts, count: opts.count, size: opts.size, rounds: opts.rounds, warmup: opts.warmup, serverSpin: opts.serverSpin },
     spinEnv: spinEnv,
     variants: variants.map((v) => ({
       name: v.name, kind: v.kind, spin: v.spin ?? null, floor: v.floor ?? null,
       n: v.stats.n, mean_ns: v.stats.mean, p50_ns: v.stats.p50, p75_ns: v.stats.p75, p99_ns: v.stats.p99, max_ns: v.stats.max,
-      client_cpu_s: v.clientCpu, server_cpu_s: v.serverCpu, wall_s: v.wall, round_p50_ns: v.roundP50, round_p75_ns: v.roundP75,
-      round_server_cpu_ns_per_echo: v.roundServerCpuPerEcho, paired_vs_tsgo: v.paired ?? null,
+      client_cpu_s: v.clientCpu, server_cpu_s: v.serverCpu, wall_s: v.wall,
+      round_mean_ns: v.roundMean, round_p50_ns: v.roundP50, round_p75_ns: v.roundP75,
+      round_server_cpu_ns_per_echo: v.roundServerCpuPerEcho, paired_vs_own: v.paired ?? null,
       server: v.server ?? null,
     })),
     binding: opts.binding ? {
       options: { sparse: opts.sparse, sparseIntervalMs: opts.sparseIntervalMs, spawn: opts.spawn, largeMib: opts.largeMib, largeReps: opts.largeReps, largeWarmup: opts.largeWarmup },
+      // The names the tables below are keyed by: channel "pure-JS",
+      // "binding" or "floor" (the spawn floors), server "spinrpc-server" or "own".
+      channels: [...CHANNELS, ...SPAWN_FLOORS].map(({ name, channel, server }) => ({ name, channel, server })),
       sparse: extra.sparse, spawn: extra.spawn, large: extra.large, figures,
     } : null,
   };

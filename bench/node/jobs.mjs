@@ -1,6 +1,7 @@
 // The measured work of bench/node/echo_latency.mjs, one process of one
-// variant at a time: a job runs the real TypeScript sync client (`API`, from
-// @typescript/native-preview/unstable/sync) against one server and returns
+// variant at a time: a job runs the real TypeScript sync client (`API`, the
+// sync API of the version echo_latency.mjs's --ts picks: typescript-7.0/
+// unstable/sync, typescript-7.1-dev/sync, …) against one server and returns
 // its figures. The pure-JS channel's jobs run inside echo_latency.mjs; the
 // binding's run in a child Node started with `--import node/register.mjs`
 // (bench/node/job_child.mjs), the way a user runs it, so the module graph
@@ -149,13 +150,15 @@ export function spawnJob(API, { variant, server, env, k }) {
 }
 
 /**
- * The spawn floor: k times, spinrpc's binding (`SyncRpcChannel`) starts
- * `server --version` (spinrpc-server's own static binary, which prints a
- * line and exits without reading), and close() reaps it; timed together,
- * the new channel alone in ctorNs. What a process costs here before it
- * does anything of its own: posix_spawn from this Node process, exec, one
- * write, exit. No server's first reply can come sooner (docs/NODE.md,
- * "Spawn to first reply").
+ * The spawn floor of one server executable: k times, spinrpc's binding
+ * (`SyncRpcChannel`) starts `server --version` (spinrpc-server, or the
+ * TypeScript version's own server: each prints a line and exits without
+ * reading), and close() reaps it; timed together, the new channel alone in
+ * ctorNs. What that executable costs here before it does anything of its
+ * own: posix_spawn from this Node process, exec, the loader and the
+ * runtime's start (a Go runtime for tsc and tsgo), one write, exit. No
+ * first reply of that server can come sooner (docs/NODE.md, "Spawn to
+ * first reply").
  */
 export function spawnFloorJob(SyncRpcChannel, { server, k }) {
   const ns = [];

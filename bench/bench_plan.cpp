@@ -25,9 +25,10 @@ std::optional<std::string> find_tsgo() {
     if (::access(env, X_OK) == 0) return std::string(env);
     return std::nullopt;
   }
-  // SPINRPC_SOURCE_DIR: set by bench/CMakeLists.txt.
+  // SPINRPC_SOURCE_DIR: set by bench/CMakeLists.txt. typescript@7.0.2's own
+  // server (tests/interop/versions.mjs, id 7.0), as the Node jobs use.
   const std::string path =
-      std::string(SPINRPC_SOURCE_DIR) + "/tests/interop/node_modules/@typescript/native-preview-linux-x64/lib/tsgo";
+      std::string(SPINRPC_SOURCE_DIR) + "/tests/interop/node_modules/@typescript/typescript-linux-x64/lib/tsc";
   if (::access(path.c_str(), X_OK) == 0) return path;
   return std::nullopt;
 }

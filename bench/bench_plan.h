@@ -24,7 +24,8 @@ struct BenchPlan {
   /// next to this executable (spinrpc-server's code plus benchWork:
   /// bench/bench_server_main.cpp).
   std::string server_path;
-  /// tsgo: $SPINRPC_TSGO, else the interop suite's npm install; unset if
+  /// The real server ("tsgo" in the report): $SPINRPC_TSGO, else
+  /// typescript@7.0.2's lib/tsc from the interop suite's npm install; unset if
   /// not executable there (the tsgo benchmarks are then not registered).
   std::optional<std::string> tsgo_path;
   /// Directory for each benchmark's raw latencies (one file per benchmark,

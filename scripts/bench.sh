@@ -30,7 +30,8 @@
 # differed from what was sent (an integrity failure). Timings never fail it.
 #   SPINRPC_BUILD_DIR   build directory (default: <repo>/build)
 #   SPINRPC_SKIP_SETUP  set to 1 to skip scripts/setup.sh
-#   SPINRPC_TSGO        tsgo to compare with (default: the interop suite's npm install)
+#   SPINRPC_TSGO        the real server to compare with (default: typescript@7.0.2's
+#                       lib/tsc from the interop suite's npm install)
 #   SPINRPC_SERVER      the spinrpc-server the node script drives (default: the build's)
 #   SPINRPC_BENCH_SERVER the server spinrpc-bench spawns (default: the
 #                       spinrpc-bench-server next to it: spinrpc-server plus benchWork)
@@ -60,8 +61,11 @@ fi
 bash "$ROOT/scripts/build.sh"
 
 BENCH="$BUILD_DIR/bin/spinrpc-bench"
-TSGO="${SPINRPC_TSGO:-$ROOT/tests/interop/node_modules/@typescript/native-preview-linux-x64/lib/tsgo}"
+# The reference server: typescript@7.0.2's own (tests/interop/versions.mjs,
+# id 7.0), the one the Node jobs' default client (--ts 7.0) starts.
+TSGO="${SPINRPC_TSGO:-$ROOT/tests/interop/node_modules/@typescript/typescript-linux-x64/lib/tsc}"
 export SPINRPC_SERVER="${SPINRPC_SERVER:-$BUILD_DIR/bin/spinrpc-server}"
+export SPINRPC_TSGO="$TSGO"
 
 if ((smoke)); then
   OUT="$ROOT/bench/out/smoke"

@@ -114,7 +114,9 @@ void Server::dispatch(FdChannel& channel, std::string_view method, ByteView payl
   if (dialect_->batch_requests && method == kBatchRequests) {
     std::string reply;
     const bool ok = answer_batch(as_text(payload), [&](const detail::BatchParams::Item& request, std::string& entry) {
-      RequestContext item(channel, request.method, as_bytes(request.params.value_or("")), item_reply_);
+      // No params: an empty payload, as tsgo hands echo (view, not a temporary).
+      const std::string_view item_params = request.params ? std::string_view(*request.params) : std::string_view();
+      RequestContext item(channel, request.method, as_bytes(item_params), item_reply_);
       const bool item_ok = request.method != kBatchRequests && run(item);
       append_item_entry(item, item_ok, as_text(item.response_payload()), /*sync=*/true, entry);
     }, reply);

@@ -19,10 +19,12 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { spinrpcPeer, tsgoPeer, requireBinary, hexdump, closeWithRepliesUnread, connectWhenListening } from "./peers.mjs";
+import { spinrpcPeer, versionPeer, requireBinary, hexdump, closeWithRepliesUnread, connectWhenListening } from "./peers.mjs";
+import { VERSIONS } from "./versions.mjs";
+import { DIALECTS, dialectOf, withDialect } from "./goldens/dialects.mjs";
+import { deliberateDifference } from "./differences.mjs";
 
 const SPINRPC = spinrpcPeer();
-const TSGO = tsgoPeer();
 const TIMEOUT_MS = Number(process.env.SPINRPC_CONFORMANCE_TIMEOUT_MS || 20_000);
 // With every request answered, or nothing new on stdout for this long, the
 // input ends (a hang guard for cases that expect fewer replies; not a timing
@@ -120,10 +122,10 @@ function runPeer(peer, args, input, { expect = countRequests(input) } = {}) {
 }
 
 /** The same over --pipe: connect, send, read until `expect` replies or quiet, disconnect. */
-async function runPeerOverPipe(peer, input, { expect = countRequests(input) } = {}) {
+async function runPeerOverPipe(peer, v, input, { expect = countRequests(input) } = {}) {
   requireBinary(peer);
-  const path = join(scratch, `${peer.name}.sock`);
-  const child = spawn(peer.path, ["--api", "--async", "--cwd", CWD, "--pipe", path], { stdio: ["ignore", "pipe", "pipe"] });
+  const path = join(scratch, `${peer.name.replace(/\W/g, "_")}.sock`);
+  const child = spawn(peer.path, withDialect(v, ["--api", "--async", "--cwd", CWD, "--pipe", path]), { stdio: ["ignore", "pipe", "pipe"] });
   const err = [];
   const stdout = [];
   child.stderr.on("data", (d) => err.push(d));
@@ -131,7 +133,8 @@ async function runPeerOverPipe(peer, input, { expect = countRequests(input) } = 
   const exited = new Promise((res) => child.on("close", (status, signal) => res({ status, signal })));
   const kill = setTimeout(() => child.kill("SIGKILL"), TIMEOUT_MS);
   try {
-    const socket = await connectWhenListening(peer, path, { timeoutMs: TIMEOUT_MS });
+    // 7.1: --pipe PATH is a directory holding PATH/socket.
+    const socket = await connectWhenListening(peer, v.dialect === "7.1" ? join(path, "socket") : path, { timeoutMs: TIMEOUT_MS });
     const out = [];
     await new Promise((res) => {
       let quiet = setTimeout(res, QUIET_MS);
@@ -205,12 +208,35 @@ const ALLOWED = {
     doc: "docs/ASYNC.md, Deliberate differences: --callbacks with an unknown or empty item, --cwd \"\" are usage errors (tsgo: D11, D12 panic)",
     ok: (o, t, d) => !d.status && !d.stdout && o.status === 2 && /^panic: /.test(t.stderr) && !/goroutine/.test(o.stderr),
   },
+  "batch-params-error-text": {
+    // deliberateDifference throws if docs/PROTOCOL.md no longer has the item.
+    doc: `${deliberateDifference("batch-differences")} (API 7.1): batchRequests params that are not of its shape get tsgo's prefix \"api: invalid request: failed to unmarshal *api.BatchRequestsParams: \" and spinrpc's own account after it`,
+    ok: (o, t, d) => !d.status && !d.stderr && maskBatchErrors(o) === maskBatchErrors(t),
+  },
+  "batch-echo-compact": {
+    doc: `${deliberateDifference("batch-differences")} (API 7.1): an item's params reach its handler re-encoded compactly, so echo inside a batch returns them so, where tsgo returns them as written`,
+    ok: (o, t, d) => !d.status && !d.stderr && keyed(o).replies.length === keyed(t).replies.length &&
+      keyed(o).replies.every((x, i) => JSON.stringify(JSON.parse(x.slice(x.indexOf("\r\n\r\n") + 4))) !== undefined &&
+        JSON.stringify(JSON.parse(x.slice(x.indexOf("\r\n\r\n") + 4))) === JSON.stringify(JSON.parse(keyed(t).replies[i].slice(keyed(t).replies[i].indexOf("\r\n\r\n") + 4)))),
+  },
   "usage-text": {
     doc: "docs/PROTOCOL.md#command-line: a usage error is our program name, tsgo's message, then our usage block",
     ok: (o, t, d) => !d.status && !d.stdout && o.status === 2 &&
       o.stderr.split("\n")[0] === `spinrpc-server: ${t.stderr.split("\n")[0]}`,
   },
 };
+
+/** The replies keyed by id, with the text after tsgo's prefix of a batchRequests params error masked (and each reply's length with it). */
+const BATCH_PARAMS_PREFIX = DIALECTS["7.1"].batch.paramsPrefix;
+function maskBatchErrors(r) {
+  const { replies, rest } = keyed(r);
+  const head = `"message":"${JSON.stringify(BATCH_PARAMS_PREFIX).slice(1, -1)}`;
+  const masked = replies.map((x) => {
+    const i = x.indexOf(head);
+    return i < 0 ? x : `${x.slice(0, i + head.length).replace(/^Content-Length: \d+/, "Content-Length: #")}#`;
+  });
+  return JSON.stringify({ replies: masked.sort(), rest });
+}
 
 const tally = { identical: [], deliberate: [], different: [] };
 after(() => {
@@ -250,6 +276,15 @@ add(1, "--callbacks= (empty: none)", echo(1, "1"), { args: ["--api", "--async", 
 add(1, "--callbacks with every name", echo(1, "1"), { args: ["--api", "--async", "--cwd", CWD, "--callbacks=readFile,fileExists,directoryExists,getAccessibleEntries,realpath"] });
 for (const list of ["bogus", "readFile,,realpath", "READFILE", "readFile,"]) {
   add(1, `--callbacks=${list}`, echo(1, "1"), { args: ["--api", "--async", "--callbacks=" + list], deliberate: "usage-instead-of-panic", expect: 0 });
+}
+// 7.1's callbacks: stat, writeFile, removeFile and NAME:SENTINEL items (an
+// unknown item in 7.0, where tsgo panics).
+const CALLBACKS_71 = "readFile,fileExists,directoryExists,getAccessibleEntries,realpath,stat,writeFile,removeFile";
+const SENTINELS_71 = "readFile:error,fileExists:error,directoryExists:error,getAccessibleEntries:error,realpath:identity,realpath:error,stat:fakeStat,stat:error,writeFile:noop,writeFile:error,removeFile:noop,removeFile:error";
+add(1, "--callbacks with 7.1's names", echo(1, "1"), { args: ["--api", "--async", "--cwd", CWD, `--callbacks=${CALLBACKS_71}`], deliberate: "usage-instead-of-panic" });
+add(1, "--callbacks with 7.1's NAME:SENTINEL items", echo(1, "1"), { args: ["--api", "--async", "--cwd", CWD, `--callbacks=${SENTINELS_71}`], deliberate: "usage-instead-of-panic" });
+for (const item of ["readFile:useOS", "readFile:bogus", "bogus:error", "readFile:", ":error", "stat:fakeStat:error"]) {
+  add(1, `--callbacks=${item}`, echo(1, "1"), { args: ["--api", "--async", "--cwd", CWD, `--callbacks=${item}`], deliberate: "usage-instead-of-panic" });
 }
 add(1, '--cwd ""', echo(1, "1"), { args: ["--api", "--async", "--cwd", ""], deliberate: "usage-instead-of-panic", expect: 0 });
 for (const [what, extra] of [["--bogus", ["--bogus"]], ["--pipe without a value", ["--pipe"]], ["--timing=maybe", ["--timing=maybe"]], ["---cwd", ["---cwd", "x"]], ["-=x", ["-=x"]], ["a second --api", ["--api"]]]) {
@@ -398,36 +433,62 @@ add(8, "$/cancelRequest as a request: unknown method", req(1, "$/cancelRequest",
 add(9, "empty input: exit 0", "");
 add(9, "EOF right after requests: all answered", cat(echo(1, "1"), echo(2, "2")));
 
-// ── the tests ────────────────────────────────────────────────────────
+// §10 batchRequests (API 7.1; in 7.0 an unknown method). Results are JSON
+// values here, not base64. Tokens are "api-session-1-N", numbered per
+// session, so a stream can name the tokens it will be given; the page sweep
+// that follows tokens from the replies is a test of its own below.
+const batchReq = (id, params) => req(id, "batchRequests", typeof params === "string" ? params : JSON.stringify(params));
+const B3 = [{ method: "echo", params: "aaaa" }, { method: "ping" }, { method: "echo", params: [1, 2, 3] }];
+add(10, "batchRequests: unknown method in 7.0", cat(batchReq(1, { requests: B3 }), batchReq(2, { continuationToken: "api-session-1-1" }), echo(3, "1")), { dialect: "7.0" });
+const add71 = (name, input, extra = {}) => add(10, `batchRequests: ${name}`, input, { dialect: "7.1", sequential: true, ...extra });
+add71("one page; per-item errors (unknown method, nested batch, getServerTiming, resetServerTiming)",
+  batchReq(1, { requests: [{ method: "echo", params: { a: 1 } }, { method: "ping" }, { method: "nope" }, { method: "batchRequests", params: {} }, { method: "getServerTiming" }, { method: "resetServerTiming" }, { method: "initialize" }] }));
+add71("3 items, 1 byte a page: the token followed, reused, and one never handed out",
+  cat(batchReq(1, { requests: B3, maxResponseBytesPerPage: 1 }), batchReq(2, { continuationToken: "api-session-1-1" }), batchReq(3, { continuationToken: "api-session-1-1" }), batchReq(4, { continuationToken: "api-session-1-2" })));
+add71("every page 1 byte, to the end", cat(batchReq(1, { requests: B3, maxResponseBytesPerPage: 1 }),
+  ...[1, 2, 3].map((n) => batchReq(n + 1, { continuationToken: `api-session-1-${n}`, maxResponseBytesPerPage: 1 }))));
+add71("interleaved batches, continued in the other order",
+  cat(batchReq(1, { requests: [{ method: "echo", params: "a1" }, { method: "echo", params: "a2" }], maxResponseBytesPerPage: 1 }),
+    batchReq(2, { requests: [{ method: "echo", params: "b1" }, { method: "echo", params: "b2" }, { method: "echo", params: "b3" }], maxResponseBytesPerPage: 1 }),
+    batchReq(3, { continuationToken: "api-session-1-2", maxResponseBytesPerPage: 1 }), batchReq(4, { continuationToken: "api-session-1-1", maxResponseBytesPerPage: 1 }),
+    batchReq(5, { continuationToken: "api-session-1-3", maxResponseBytesPerPage: 1 }), batchReq(6, { continuationToken: "api-session-1-3" })));
+add71("a token together with new requests", cat(batchReq(1, { requests: B3, maxResponseBytesPerPage: 1 }),
+  batchReq(2, { requests: [{ method: "echo", params: "new" }], continuationToken: "api-session-1-1" }), batchReq(3, { requests: [{ method: "echo", params: "after" }] })));
+for (const token of ["bogus", "api-session-1-0", "api-session-1-1", "api-session-2-1", "API-SESSION-1-1"]) {
+  add71(`token ${JSON.stringify(token)} never handed out`, cat(batchReq(1, { continuationToken: token }), batchReq(2, { requests: [{ method: "ping" }], continuationToken: token }), echo(3, "1")));
+}
+add71("token null is no token", batchReq(1, { requests: [{ method: "echo", params: "z" }], continuationToken: null }));
+add71('token "" is no token', cat(batchReq(1, { requests: [{ method: "echo", params: "z" }], continuationToken: "" }), batchReq(2, { continuationToken: "" })));
+for (const [what, p] of [["requests []", { requests: [] }], ["{}", {}], ["requests null", { requests: null }], ["params null", "null"], ["only a page size", { maxResponseBytesPerPage: 1 }]]) {
+  add71(`empty batch, ${what}`, batchReq(1, p));
+}
+add71("params absent", msg('{"jsonrpc":"2.0","id":1,"method":"batchRequests"}'));
+add71("items without a method, method null or \"\", params absent or null",
+  batchReq(1, { requests: [{ params: 1 }, { method: null }, { method: "" }, { method: "echo" }, { method: "echo", params: null }, {}] }));
+add71("odd method names inside a batch (Go quoting)", batchReq(1, { requests: [{ method: "Echo" }, { method: 'a"b\n\u20c1\u1c89' }, { method: "ping", params: "x" }] }));
+add71("getServerTiming and resetServerTiming inside a batch, with --timing", batchReq(1, { requests: [{ method: "getServerTiming" }, { method: "resetServerTiming" }, { method: "echo", params: 1 }] }),
+  { args: ["--api", "--async", "--cwd", CWD, "--timing"] });
+add71("nested batch asking for pages", batchReq(1, { requests: [{ method: "batchRequests", params: { requests: B3, maxResponseBytesPerPage: 1 } }, { method: "ping" }] }));
+add71("a negative or zero page size is the default page", cat(batchReq(1, { requests: B3, maxResponseBytesPerPage: -5 }), batchReq(2, { requests: B3, maxResponseBytesPerPage: 0 })));
+add71("echo of strings as JSON.stringify writes them", batchReq(1, { requests: [{ method: "echo", params: { s: "wörld 😀 \u2028 <>&\"\\\n\u0001" } }, { method: "echo", params: "x".repeat(40) }] }));
+for (const n of [1.5, -0, 0.1, 0.30000000000000004, 5e-324, 1.7976931348623157e308, 1e21, 123456789012345680000, 1e-7, 2.5e-8, 100, -1]) {
+  add71(`echo of the number ${JSON.stringify(n)} (as JSON.stringify writes it)`, batchReq(1, { requests: [{ method: "echo", params: n }] }));
+}
+// Deliberate: an item's params are re-encoded compactly (docs/PROTOCOL.md#batch-differences).
+add71("echo of params written with spaces", batchReq(1, '{"requests":[{ "method" : "echo" , "params" : { "a" : [ 1 , 2 ] } }]}'));
+add71("echo of numbers and escapes not as JSON.stringify writes them", batchReq(1, '{"requests":[{"method":"echo","params":[1.50e+10,1E+2,-0.0,"\\u00e9\\/"]}]}'), { deliberate: "batch-echo-compact" });
+add71("1000 items in one page", batchReq(1, { requests: Array.from({ length: 1000 }, (_, i) => ({ method: i % 2 ? "ping" : "echo", params: i })) }));
+add71("a batch among concurrent requests", cat(echo(1, "1"), batchReq(2, { requests: B3 }), req(3, "ping"), batchReq(4, { requests: [{ method: "nope" }] }), echo(5, "5")));
+for (const p of ["[]", "5", '"x"', '{"requests":5}', '{"requests":[5]}', '{"requests":[{"method":5}]}', '{"requests":{}}',
+  '{"maxResponseBytesPerPage":"x"}', '{"maxResponseBytesPerPage":1.5}', '{"continuationToken":5}']) {
+  add71(`malformed params ${p}`, cat(batchReq(1, p), echo(2, "1")), { deliberate: "batch-params-error-text" });
+}
 
-describe("async conformance: spinrpc-server vs tsgo, replies keyed by id", () => {
-  for (const c of cases) {
-    test(c.name, async () => {
-      const opts = c.expect === undefined ? {} : { expect: c.expect };
-      const [theirs, ours] = await Promise.all([runPeer(TSGO, c.args, c.input, opts), runPeer(SPINRPC, c.args, c.input, opts)]);
-      judge(c, ours, theirs);
-    });
-  }
-});
-
-describe("async conformance: --timing (timing values masked)", () => {
-  const NUM = /"(processingTimeMs|totalProcessingTimeMs|timestamp)":(-?[0-9][0-9.eE+-]*)/g;
-  const mask = (r) => ({ ...r, stdout: Buffer.from(keyed(r).replies.map((x) => x.replace(/^Content-Length: \d+/, "Content-Length: #").replace(NUM, '"$1":#')).join(""), "latin1") });
-  const timing = [
-    ["ring of 5, errors counted, timing requests and notifications not counted",
-      cat(echo(1, "1"), req(2, "nope"), req(3, "initialize", "null"), msg('{"jsonrpc":"2.0","method":"echo"}'), req(4, "ping"), req(5, "getServerTiming")),
-      // sequential: each request only after the previous reply, so the recent list's order is fixed
-    ],
-    ["reset clears", cat(echo(1, "1"), req(2, "resetServerTiming"), req(3, "getServerTiming"))],
-  ];
-  for (const [name, input] of timing) {
-    test(name, async () => {
-      const c = { name: `§6 --timing: ${name}`, args: ["--api", "--async", "--cwd", CWD, "--timing"], input };
-      const [theirs, ours] = await Promise.all([runSequential(TSGO, c.args, input), runSequential(SPINRPC, c.args, input)]);
-      judge(c, mask(ours), mask(theirs));
-    });
-  }
-});
+// ── the tests: every version in VERSIONS ─────────────────────────────
+//
+// Each version's own server against spinrpc-server, the version's dialect
+// flag (goldens/dialects.mjs: --useCaseSensitiveFileNames=true for 7.1,
+// nothing for 7.0) inserted right after --api on both command lines.
 
 /** Sends the input's messages one at a time, each after the previous reply (for --timing's ordered list). */
 async function runSequential(peer, args, input) {
@@ -446,13 +507,16 @@ async function runSequential(peer, args, input) {
   let want = 0;
   let wake = () => {};
   child.stdout.on("data", (d) => { out.push(d); if (parseReplies(Buffer.concat(out)).replies.length >= want) wake(); });
-  const closed = new Promise((res) => child.on("close", (status, signal) => res({ status, signal })));
+  let exited = false;
+  const closed = new Promise((res) => child.on("close", (status, signal) => { exited = true; wake(); res({ status, signal }); }));
+  child.stdin.on("error", () => {});  // the peer may exit before reading it all
   const kill = setTimeout(() => child.kill("SIGKILL"), TIMEOUT_MS);
   for (const p of parts) {
+    if (exited) break;
     want += countRequests(p);
     const got = new Promise((res) => { wake = res; });
     child.stdin.write(p);
-    if (parseReplies(Buffer.concat(out)).replies.length < want) await got;
+    if (parseReplies(Buffer.concat(out)).replies.length < want && !exited) await got;
   }
   child.stdin.end();
   const { status, signal } = await closed;
@@ -460,33 +524,151 @@ async function runSequential(peer, args, input) {
   return { status, signal, stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString("utf8") };
 }
 
-describe("async conformance: --pipe", () => {
-  test("§9 --pipe: replies on the socket, stdout empty, exit 0 and the socket removed at disconnect", async () => {
-    const input = cat(req(1, "initialize", "[null]"), echo(2, '{"a":[1,2.5]}'), req(3, "ping"), req(4, "nope"));
-    const [theirs, ours] = await Promise.all([runPeerOverPipe(TSGO, input), runPeerOverPipe(SPINRPC, input)]);
-    for (const r of [theirs, ours]) {
-      assert.equal(r.processStdout.length, 0);
-      assert.equal(r.socketLeft, false);
+
+/** An --async session driven one reply at a time (to follow continuation tokens from the replies). */
+function jsonSession(peer, args) {
+  requireBinary(peer);
+  const child = spawn(peer.path, args, { cwd: scratch, stdio: ["pipe", "pipe", "pipe"] });
+  let out = Buffer.alloc(0);
+  let stderr = "";
+  let taken = 0;
+  let nextId = 1;
+  let waiter = null;
+  child.stderr.on("data", (d) => { stderr += d; });
+  child.stdout.on("data", (d) => { out = Buffer.concat([out, d]); waiter?.(); });
+  let exited = false;
+  const closed = new Promise((res) => child.on("close", (status, signal) => { exited = true; waiter?.(); res({ status, signal }); }));
+  const kill = setTimeout(() => child.kill("SIGKILL"), TIMEOUT_MS);
+  child.stdin.on("error", () => {});
+  return {
+    /** Sends one request; resolves to its reply, as raw text. */
+    async call(method, params) {
+      child.stdin.write(req(nextId++, method, JSON.stringify(params)));
+      for (;;) {
+        const { replies } = parseReplies(out);
+        if (replies.length > taken) return replies[taken++].raw;
+        if (exited) throw new Error(`${peer.name} exited before replying: ${stderr}`);
+        await new Promise((res) => { waiter = res; });
+      }
+    },
+    async end() {
+      child.stdin.end();
+      const r = await closed;
+      clearTimeout(kill);
+      return { ...r, stderr };
+    },
+  };
+}
+
+const bodyOf = (raw) => JSON.parse(raw.slice(raw.indexOf("\r\n\r\n") + 4));
+
+function batchPages(v, THEIRS) {
+  const args = withDialect(v, ["--api", "--async", "--cwd", CWD]);
+  test("§10 batchRequests pages: a 3-item batch at every maxResponseBytesPerPage from 1 to a page that holds it all, tokens followed from the replies", async () => {
+    const sweep = async (peer) => {
+      const s = jsonSession(peer, args);
+      const log = [];
+      const one = await s.call("batchRequests", { requests: B3 });
+      log.push(one);
+      const size = Buffer.byteLength(JSON.stringify(bodyOf(one).result));
+      for (let limit = 1; limit <= size + 2; limit++) {
+        let r = await s.call("batchRequests", { requests: B3, maxResponseBytesPerPage: limit });
+        for (let pages = 1; pages <= 5; pages++) {
+          log.push(r);
+          const token = bodyOf(r).result?.continuationToken;
+          if (token === undefined) break;
+          r = await s.call("batchRequests", { continuationToken: token, maxResponseBytesPerPage: limit });
+        }
+      }
+      log.push(await s.call("batchRequests", { continuationToken: "api-session-1-1" }));  // spent long ago
+      return { log: log.map((r) => r.replace(/"id":\d+/, '"id":#')), ...(await s.end()) };
+    };
+    const [theirs, ours] = await Promise.all([sweep(THEIRS), sweep(SPINRPC)]);
+    assert.deepStrictEqual({ status: theirs.status, stderr: theirs.stderr }, { status: 0, stderr: "" }, `${v.id}'s server`);
+    const sizes = new Set(theirs.log.map((r) => (r.match(/"method":/g) ?? []).length));
+    assert.ok([1, 2, 3].every((n) => sizes.has(n)), `page sizes seen: ${[...sizes]}`);
+    for (let i = 0; i < Math.max(ours.log.length, theirs.log.length); i++) {
+      assert.equal(ours.log[i], theirs.log[i], `reply ${i} differs (of ${theirs.log.length} from ${v.id}'s server, ${ours.log.length} from spinrpc-server)`);
     }
-    judge({ name: "§9 --pipe session", args: ["--api", "--async", "--pipe", "PATH"], input }, ours, theirs);
+    assert.deepStrictEqual({ status: ours.status, stderr: ours.stderr }, { status: 0, stderr: "" }, "spinrpc-server");
   });
+}
 
-  test("§9 --pipe: a client that closes with its replies unread: both exit 1 (connection reset)", async () => {
-    const input = cat(echo(1, "1"), req(2, "ping"));
-    const args = ["--api", "--async", "--cwd", CWD];
-    const [theirs, ours] = await Promise.all([
-      closeWithRepliesUnread(TSGO, args, input, scratch),
-      closeWithRepliesUnread(SPINRPC, args, input, scratch),
-    ]);
-    assert.equal(theirs.status, 1, `tsgo: ${JSON.stringify(theirs)}`);
-    assert.match(theirs.stderr, /^jsonrpc: read header: .*connection reset by peer\n$/);
-    assert.equal(ours.status, 1, `spinrpc-server: ${JSON.stringify(ours)}`);
-    assert.equal(ours.stderr, "spinrpc-server: the client closed the connection before reading a reply\n");
-    assert.equal(ours.socketLeft, false);
+const NEWEST = new Map(VERSIONS.map((v) => [v.dialect, v]));
+
+for (const v of VERSIONS) {
+  const TSGO = versionPeer(v);
+  const argv = (args) => withDialect(v, args);
+  describe(`${v.id} (${v.name}@${v.version}, API ${v.dialect}): spinrpc-server vs its server in --async`, () => {
+    describe("replies keyed by id", () => {
+      for (const c of cases.filter((x) => !x.dialect || x.dialect === v.dialect)) {
+        test(c.name, async () => {
+          const opts = c.expect === undefined ? {} : { expect: c.expect };
+          const args = argv(c.args);
+          const go = (peer) => (c.sequential ? runSequential(peer, args, c.input) : runPeer(peer, args, c.input, opts));
+          const [theirs, ours] = await Promise.all([go(TSGO), go(SPINRPC)]);
+          judge({ ...c, args, name: `${v.id} ${c.name}` }, ours, theirs);
+        });
+      }
+    });
+
+    if (dialectOf(v).batchRequests) describe("§10 batchRequests pages, tokens from the replies", () => batchPages(v, TSGO));
+
+    describe("--timing (timing values masked)", () => {
+      const NUM = /"(processingTimeMs|totalProcessingTimeMs|timestamp)":(-?[0-9][0-9.eE+-]*)/g;
+      const mask = (r) => ({ ...r, stdout: Buffer.from(keyed(r).replies.map((x) => x.replace(/^Content-Length: \d+/, "Content-Length: #").replace(NUM, '"$1":#')).join(""), "latin1") });
+      const timing = [
+        ["ring of 5, errors counted, timing requests and notifications not counted",
+          cat(echo(1, "1"), req(2, "nope"), req(3, "initialize", "null"), msg('{"jsonrpc":"2.0","method":"echo"}'), req(4, "ping"), req(5, "getServerTiming")),
+          // sequential: each request only after the previous reply, so the recent list's order is fixed
+        ],
+        ["reset clears", cat(echo(1, "1"), req(2, "resetServerTiming"), req(3, "getServerTiming"))],
+      ];
+      for (const [name, input] of timing) {
+        test(name, async () => {
+          const c = { name: `${v.id} §6 --timing: ${name}`, args: argv(["--api", "--async", "--cwd", CWD, "--timing"]), input };
+          const [theirs, ours] = await Promise.all([runSequential(TSGO, c.args, input), runSequential(SPINRPC, c.args, input)]);
+          judge(c, mask(ours), mask(theirs));
+        });
+      }
+    });
+
+
+    describe("--pipe", () => {
+      test("§9 --pipe: replies on the socket, stdout empty, exit 0 and the socket removed at disconnect", async () => {
+        const input = cat(req(1, "initialize", "[null]"), echo(2, '{"a":[1,2.5]}'), req(3, "ping"), req(4, "nope"));
+        const [theirs, ours] = await Promise.all([runPeerOverPipe(TSGO, v, input), runPeerOverPipe(SPINRPC, v, input)]);
+        for (const r of [theirs, ours]) {
+          assert.equal(r.processStdout.length, 0);
+          assert.equal(r.socketLeft, false);
+        }
+        judge({ name: `${v.id} §9 --pipe session`, args: argv(["--api", "--async", "--pipe", "PATH"]), input }, ours, theirs);
+      });
+
+      test("§9 --pipe: a client that closes with its replies unread: both exit 1 (connection reset)", async () => {
+        const input = cat(echo(1, "1"), req(2, "ping"));
+        const args = argv(["--api", "--async", "--cwd", CWD]);
+        const pipeDir = v.dialect === "7.1";
+        const [theirs, ours] = await Promise.all([
+          closeWithRepliesUnread(TSGO, args, input, scratch, { pipeDir }),
+          closeWithRepliesUnread(SPINRPC, args, input, scratch, { pipeDir }),
+        ]);
+        assert.equal(theirs.status, 1, `${TSGO.name}: ${JSON.stringify(theirs)}`);
+        assert.match(theirs.stderr, /^jsonrpc: read header: .*connection reset by peer\n$/);
+        assert.equal(ours.status, 1, `spinrpc-server: ${JSON.stringify(ours)}`);
+        assert.equal(ours.stderr, "spinrpc-server: the client closed the connection before reading a reply\n");
+        assert.equal(ours.socketLeft, false);
+      });
+    });
+
+    // Transport behaviour, the same in both dialects: once per dialect, on its newest version.
+    if (NEWEST.get(v.dialect) === v) writesEverythingFirst(v, TSGO);
   });
-});
+}
 
-describe("async: a client that writes every request before it reads a reply", () => {
+
+function writesEverythingFirst(v, TSGO) {
+describe("a client that writes every request before it reads a reply", () => {
   // A batch driver (Python's subprocess, a shell loop) writes all it has,
   // then reads. tsgo reads stdin on a goroutine of its own, so it takes it
   // all; a server that stops reading while its stdout is full would leave
@@ -499,7 +681,7 @@ describe("async: a client that writes every request before it reads a reply", ()
     const input = Buffer.concat(Array.from({ length: count }, (_, i) => echo(i, params)));
     for (const peer of [SPINRPC, TSGO]) {
       requireBinary(peer);
-      const child = spawn(peer.path, ["--api", "--async", "--cwd", CWD], { stdio: ["pipe", "pipe", "inherit"] });
+      const child = spawn(peer.path, withDialect(v, ["--api", "--async", "--cwd", CWD]), { stdio: ["pipe", "pipe", "inherit"] });
       const exited = new Promise((res) => child.on("exit", (code, signal) => res({ code, signal })));
       try {
         child.stdout.pause();  // no reply is read until every request is written
@@ -531,3 +713,4 @@ describe("async: a client that writes every request before it reads a reply", ()
     }
   });
 });
+}

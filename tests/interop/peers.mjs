@@ -23,6 +23,8 @@ export function peers() {
 }
 
 export function spinrpcPeer() { return peers()[0]; }
+/** A version's own server (versions.mjs entry `v`), as a peer. */
+export function versionPeer(v) { return { name: `${v.id}'s server`, path: v.server, real: true }; }
 export function tsgoPeer() { return peers()[1]; }
 /** tests/peers' scripted_peer, built beside the spinrpc-server under test. */
 export function scriptedPeer() {
@@ -71,7 +73,7 @@ export function gone(pid) {
  * missing or not executable, with a message that says how to get it.
  */
 export function requireBinary(peer) {
-  const hint = peer.name === "tsgo"
+  const hint = peer.name === "tsgo" || peer.real
     ? "run `npm ci` in tests/interop (or scripts/setup.sh), or set SPINRPC_TSGO"
     : "build it with scripts/build.sh (cmake -S . -B build -G Ninja && ninja -C build), or set SPINRPC_SERVER";
   if (!existsSync(peer.path)) {
@@ -167,9 +169,10 @@ export function hexdump(buf, max = 256) {
  * unread in the socket, so the server's next read finds the connection
  * reset (ECONNRESET), not a clean EOF. Resolves to the server's
  * { status, signal, stderr, socketLeft }. The socket is paused before it
- * connects, so Node never reads from it.
+ * connects, so Node never reads from it. With `pipeDir` (API 7.1's layout)
+ * --pipe PATH is a directory holding the socket PATH/socket.
  */
-export async function closeWithRepliesUnread(peer, args, input, dir, { settleMs = 300, timeoutMs = 20_000 } = {}) {
+export async function closeWithRepliesUnread(peer, args, input, dir, { settleMs = 300, timeoutMs = 20_000, pipeDir = false } = {}) {
   requireBinary(peer);
   const path = join(dir, `${peer.name}-unread.sock`);
   const child = spawn(peer.path, [...args, "--pipe", path], { stdio: ["ignore", "ignore", "pipe"] });
@@ -178,7 +181,7 @@ export async function closeWithRepliesUnread(peer, args, input, dir, { settleMs 
   const exited = new Promise((res) => child.on("close", (status, signal) => res({ status, signal })));
   const kill = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
   try {
-    const socket = await connectWhenListening(peer, path, { timeoutMs, paused: true });
+    const socket = await connectWhenListening(peer, pipeDir ? join(path, "socket") : path, { timeoutMs, paused: true });
     await new Promise((res) => socket.write(input, res));
     // Time for the replies to be written into the socket (not asserted: if
     // they were not, the close is a clean EOF and the caller's expectation

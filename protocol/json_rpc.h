@@ -37,6 +37,8 @@ struct JsonRpcMessage {
   /// Request: params as compact JSON in tsgo's output form (numbers as
   /// written, strings re-escaped minimally); "null" when absent or null.
   std::string_view params;
+  /// Request: whether a `params` member came (null included).
+  bool has_params = false;
   /// Response: the result in the same form ("null" when absent or null).
   std::string_view result;
   /// Response: whether an `error` object came (then `result` is unset).

@@ -501,6 +501,7 @@ struct JsonRpcDecoder::Impl {
         }
       } else if (name == "params") {
         params = rewrite(value, 2);
+        m.has_params = true;
       } else if (name == "result") {
         result = rewrite(value, 2);
       } else if (name == "error") {

@@ -1,5 +1,7 @@
 #include "server/batch_requests.h"
 
+#include <algorithm>  // std::find
+
 #include <boost/beast/core/detail/base64.hpp>
 #include <nlohmann/json.hpp>
 
@@ -14,20 +16,156 @@ constexpr std::string_view kTokenHead = R"(],"continuationToken":)";
 
 [[noreturn]] void bad_params(const std::string& why) { throw BatchError(std::string(kUnmarshalError) + why); }
 
-}  // namespace
+// The raw text of each "requests" item's "params" member, in order (no
+// value for an item without one), from `json`, already parsed as valid JSON
+// with no duplicate member names. tsgo hands an item's handler its params
+// as the client wrote them (echo returns them so), and nlohmann/json tells
+// no value's place in the text, so this walks the text itself.
+class RawItemParams {
+ public:
+  explicit RawItemParams(std::string_view json) : text_(json) {}
 
-BatchParams parse_batch_params(std::string_view json) {
+  std::vector<std::optional<std::string_view>> find() {
+    std::vector<std::optional<std::string_view>> found;
+    skip_space();
+    if (peek() != '{') return found;
+    for_each_member([&](const std::string& key) {
+      if (key != "requests" || peek() != '[') return skip_value();
+      for_each_element([&] {
+        if (peek() != '{') {
+          found.emplace_back();
+          return skip_value();
+        }
+        std::optional<std::string_view> params;
+        for_each_member([&](const std::string& item_key) {
+          const std::size_t start = at_;
+          skip_value_only();
+          if (item_key == "params") params = text_.substr(start, at_ - start);
+          skip_space();
+        });
+        found.push_back(params);
+      });
+    });
+    return found;
+  }
+
+ private:
+  char peek() const { return at_ < text_.size() ? text_[at_] : '\0'; }
+  void skip_space() {
+    while (at_ < text_.size() && (text_[at_] == ' ' || text_[at_] == '\t' || text_[at_] == '\n' || text_[at_] == '\r')) ++at_;
+  }
+  void skip_string() {
+    for (++at_; at_ < text_.size() && text_[at_] != '"'; ++at_) {
+      if (text_[at_] == '\\') ++at_;
+    }
+    ++at_;
+  }
+  // Leaves at_ just past the value that starts at at_, then past any space.
+  void skip_value() {
+    skip_value_only();
+    skip_space();
+  }
+  // Leaves at_ just past the value that starts at at_.
+  void skip_value_only() {
+    if (peek() == '"') {
+      skip_string();
+    } else if (peek() == '{' || peek() == '[') {
+      int depth = 0;
+      do {
+        const char c = text_[at_];
+        if (c == '"') {
+          skip_string();
+          continue;
+        }
+        if (c == '{' || c == '[') ++depth;
+        if (c == '}' || c == ']') --depth;
+        ++at_;
+      } while (depth > 0 && at_ < text_.size());
+    } else {
+      while (at_ < text_.size() && std::string_view(",]} \t\n\r").find(text_[at_]) == std::string_view::npos) ++at_;
+    }
+  }
+  template <class F>
+  void for_each_member(F&& on_value) {
+    ++at_;  // '{'
+    skip_space();
+    while (peek() == '"') {
+      const std::size_t key_start = at_;
+      skip_string();
+      const std::string key =
+          nlohmann::json::parse(text_.substr(key_start, at_ - key_start)).template get<std::string>();
+      skip_space();
+      ++at_;  // ':'
+      skip_space();
+      on_value(key);
+      if (peek() == ',') {
+        ++at_;
+        skip_space();
+      }
+    }
+    ++at_;  // '}'
+    skip_space();
+  }
+  template <class F>
+  void for_each_element(F&& on_element) {
+    ++at_;  // '['
+    skip_space();
+    while (peek() != ']' && at_ < text_.size()) {
+      on_element();
+      if (peek() == ',') {
+        ++at_;
+        skip_space();
+      }
+    }
+    ++at_;  // ']'
+    skip_space();
+  }
+
+  std::string_view text_;
+  std::size_t at_ = 0;
+};
+
+// Parses `json`, refusing a member name twice in one object as tsgo's
+// decoder does (nlohmann/json would keep the last).
+nlohmann::json parse_without_duplicates(std::string_view json) {
+  std::vector<std::vector<std::string>> open;  // member names of each object being read
+  std::string duplicate;
+  const auto callback = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using Event = nlohmann::json::parse_event_t;
+    if (event == Event::object_start) open.emplace_back();
+    if (event == Event::object_end && !open.empty()) open.pop_back();
+    if (event == Event::key && !open.empty() && duplicate.empty()) {
+      const std::string& name = parsed.get_ref<const std::string&>();
+      std::vector<std::string>& names = open.back();
+      if (std::find(names.begin(), names.end(), name) != names.end()) duplicate = name;
+      names.push_back(name);
+    }
+    return true;
+  };
   nlohmann::json value;
   try {
-    value = nlohmann::json::parse(json);
+    value = nlohmann::json::parse(json, callback);
   } catch (const nlohmann::json::parse_error& e) {
     bad_params(std::string("not JSON: ") + e.what());
   }
+  if (!duplicate.empty()) {
+    std::string why = "duplicate object member name ";
+    append_json_string(why, duplicate);
+    bad_params(why);
+  }
+  return value;
+}
+
+}  // namespace
+
+BatchParams parse_batch_params(std::string_view json) {
+  const nlohmann::json value = parse_without_duplicates(json);
   BatchParams params;
   if (value.is_null()) return params;
   if (!value.is_object()) bad_params("params must be an object, not " + std::string(value.type_name()));
   if (const auto requests = value.find("requests"); requests != value.end() && !requests->is_null()) {
     if (!requests->is_array()) bad_params("/requests must be an array, not " + std::string(requests->type_name()));
+    const std::vector<std::optional<std::string_view>> raw = RawItemParams(json).find();
     for (std::size_t i = 0; i < requests->size(); ++i) {
       const nlohmann::json& item = (*requests)[i];
       if (!item.is_object()) {
@@ -40,13 +178,14 @@ BatchParams parse_batch_params(std::string_view json) {
         }
         parsed.method = method->get<std::string>();
       }
-      if (const auto payload = item.find("params"); payload != item.end()) parsed.params = payload->dump();
+      if (i < raw.size() && raw[i]) parsed.params = std::string(*raw[i]);
       params.requests.push_back(std::move(parsed));
     }
   }
+  // tsgo takes an empty token for none.
   if (const auto token = value.find("continuationToken"); token != value.end() && !token->is_null()) {
     if (!token->is_string()) bad_params("/continuationToken must be a string, not " + std::string(token->type_name()));
-    params.continuation_token = token->get<std::string>();
+    if (!token->get_ref<const std::string&>().empty()) params.continuation_token = token->get<std::string>();
   }
   if (const auto page = value.find("maxResponseBytesPerPage"); page != value.end() && !page->is_null()) {
     if (!page->is_number_integer()) {

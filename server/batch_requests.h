@@ -22,7 +22,7 @@ namespace spinrpc::detail {
 struct BatchParams {
   struct Item {
     std::string method;  ///< "" when the item has none (answered as an unknown method)
-    /// The item's params as compact JSON text; std::nullopt when absent.
+    /// The item's params as the client wrote them; std::nullopt when absent.
     std::optional<std::string> params;
   };
   std::vector<Item> requests;
@@ -37,9 +37,11 @@ class BatchError : public std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
-/// Parses `json` (the Request's payload). Throws BatchError: "api: invalid
-/// request: failed to unmarshal *api.BatchRequestsParams: …" for params that
-/// are not JSON or not of the shape (tsgo's prefix; the rest is ours).
+/// Parses `json` (the Request's payload; empty for an async Request without
+/// params). Throws BatchError: "api: invalid request: failed to unmarshal
+/// *api.BatchRequestsParams: …" for params that are not JSON (a member name
+/// twice in one object included) or not of the shape (tsgo's prefix; the
+/// rest is ours). An empty continuationToken is none, as for tsgo.
 BatchParams parse_batch_params(std::string_view json);
 
 /// tsgo's default page: 300,000,000 bytes of encoded JSON.

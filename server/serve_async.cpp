@@ -92,6 +92,7 @@ void Server::dispatch_async(detail::AsyncSession& session) {
     session.id.text = session.id_text;
   }
   std::string_view params = m.params;
+  const bool has_params = m.has_params;
   session.decoder.take_output(session.params);
 
   std::string& out = out_;
@@ -106,7 +107,8 @@ void Server::dispatch_async(detail::AsyncSession& session) {
   }
   if (dialect_->batch_requests && method == "batchRequests") {
     std::string reply;
-    const bool ok = answer_batch(params, [&](const detail::BatchParams::Item& request, std::string& entry) {
+    // No params member is no params at all, as tsgo's decoder sees it.
+    const bool ok = answer_batch(has_params ? params : std::string_view(), [&](const detail::BatchParams::Item& request, std::string& entry) {
       const std::string_view item_params = request.params ? std::string_view(*request.params) : "null";
       RequestContext item(session, request.method, as_bytes(item_params), item_reply_);
       bool item_ok = request.method != "batchRequests" && run(item);

@@ -1,16 +1,19 @@
 #include "client-shim/child_process.h"
 
 #include <fcntl.h>     // ::fcntl, F_GETFD
-#include <signal.h>    // ::kill, sigset_t, SIGKILL, SIGPIPE
-#include <spawn.h>     // ::posix_spawnp and its attribute/file-action calls
+#include <signal.h>    // ::kill, sigset_t, SIGKILL, SIGSTOP
+#include <spawn.h>     // ::posix_spawn and its attribute/file-action calls
 #include <sys/syscall.h>  // SYS_pidfd_open, SYS_pidfd_send_signal
 #include <sys/wait.h>  // ::waitpid, WNOHANG
-#include <unistd.h>    // ::syscall, STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO
+#include <unistd.h>    // ::access, ::syscall, STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO
 
 #include <algorithm>     // std::min
-#include <cerrno>        // errno, EINTR
+#include <cerrno>        // errno, EINTR, ENOEXEC, ENOENT, EACCES, ...
 #include <cstdlib>       // std::getenv
+#include <cstring>       // std::strncmp
 #include <stdexcept>     // std::logic_error
+#include <string>        // std::string
+#include <string_view>   // std::string_view
 #include <system_error>  // std::system_error
 #include <thread>        // std::this_thread::sleep_for
 #include <utility>       // std::exchange, std::move
@@ -23,6 +26,11 @@ extern char** environ;  // POSIX: the environment the child inherits
 
 namespace spinrpc {
 namespace {
+
+// What execvp runs a file the kernel cannot execute with, and searches when
+// the environment has no PATH (glibc's _PATH_BSHELL and CS_PATH).
+constexpr const char* kShell = "/bin/sh";
+constexpr std::string_view kDefaultPath = "/bin:/usr/bin";
 
 [[noreturn]] void throw_child_error(int err, const char* what, const std::string& executable,
                                     int pid) {
@@ -84,6 +92,11 @@ const char* environment_value(const std::optional<std::vector<std::string>>& env
   return nullptr;
 }
 
+SpawnError::SpawnError(int err, const std::string& executable, std::vector<std::string> args)
+    : std::system_error(err, std::generic_category(), "cannot spawn " + executable),
+      executable_(executable),
+      args_(std::move(args)) {}
+
 ChildProcess ChildProcess::spawn(const std::string& executable,
                                  const std::vector<std::string>& args, int stdin_fd,
                                  int stdout_fd, std::span<const std::string_view> add_env,
@@ -119,16 +132,27 @@ ChildProcess ChildProcess::spawn(const std::string& executable,
     throw_child_error(err, "prepare to spawn", executable, -1);
 
   SpawnAttr attr;
-  // SIG_IGN survives exec, and SyncRpcChannel ignores SIGPIPE in this
-  // process; the child must still die of a broken pipe the ordinary way.
-  // The mask is inherited too: a thread that blocks SIGTERM for a signalfd
-  // must not hand a child that cannot be terminated.
-  sigset_t sigpipe_only;
+  // libuv's child sets every signal from 1 to 31 but SIGKILL and SIGSTOP to
+  // SIG_DFL before it execs (the real-time ones are glibc's, left alone), and
+  // empties its mask. SIG_IGN survives exec, and SyncRpcChannel ignores
+  // SIGPIPE in this process: the child must still die of a broken pipe the
+  // ordinary way. A mask survives exec too: a thread that blocks SIGTERM for
+  // a signalfd must not hand on a child that cannot be terminated.
+  // glibc's spawn child sets its own two signals (SIGCANCEL and SIGSETXID,
+  // 32 and 33) to SIG_IGN unless they are in this set, and SIG_IGN would
+  // survive the exec, where Node's forked child has them at SIG_DFL (exec
+  // resets the handlers it inherited). sigaddset refuses them, so their bits
+  // are set directly (glibc's sigset_t: signal n is bit n - 1).
+  sigset_t to_default;
   sigset_t empty;
-  ::sigemptyset(&sigpipe_only);
-  ::sigaddset(&sigpipe_only, SIGPIPE);
+  ::sigemptyset(&to_default);
+  for (int signal = 1; signal < 32; ++signal) {
+    if (signal != SIGKILL && signal != SIGSTOP) ::sigaddset(&to_default, signal);
+  }
+  static_assert(sizeof(to_default.__val[0]) * 8 >= 33, "glibc's sigset_t words hold 64 signals");
+  to_default.__val[0] |= (1UL << 31) | (1UL << 32);
   ::sigemptyset(&empty);
-  ::posix_spawnattr_setsigdefault(&attr.attr, &sigpipe_only);
+  ::posix_spawnattr_setsigdefault(&attr.attr, &to_default);
   ::posix_spawnattr_setsigmask(&attr.attr, &empty);
   ::posix_spawnattr_setflags(&attr.attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
 
@@ -149,15 +173,61 @@ ChildProcess ChildProcess::spawn(const std::string& executable,
     for (const std::string& entry : added) env.push_back(const_cast<char*>(entry.c_str()));
     env.push_back(nullptr);
   }
+  char* const* const envp = env.empty() ? environ : env.data();
 
+  // One candidate path as execvp tries it: execve, and on ENOEXEC the same
+  // file through /bin/sh. glibc runs the child with CLONE_VFORK and passes
+  // exec's errno back as posix_spawn's result (the failed child is reaped
+  // there), so "not found" is ENOENT here, not a child exiting 127.
+  // posix_spawn returns the error; it never sets errno and never gives EINTR.
   pid_t pid = -1;
-  // glibc runs the child with CLONE_VFORK and passes exec's errno back, so
-  // "not found" is this return value (ENOENT), not a child exiting 127.
-  // posix_spawnp returns the error; it never sets errno and never gives EINTR.
-  if (int err = ::posix_spawnp(&pid, executable.c_str(), &files.actions, &attr.attr, argv.data(),
-                               env.empty() ? environ : env.data())) {
-    throw_child_error(err, "spawn", executable, -1);
+  std::vector<char*> sh_argv;
+  const auto try_candidate = [&](const std::string& path) {
+    int err = ::posix_spawn(&pid, path.c_str(), &files.actions, &attr.attr, argv.data(), envp);
+    if (err != ENOEXEC) return err;
+    sh_argv.assign({const_cast<char*>(kShell), const_cast<char*>(path.c_str())});
+    sh_argv.insert(sh_argv.end(), argv.begin() + 1, argv.end());  // args and the nullptr
+    return ::posix_spawn(&pid, kShell, &files.actions, &attr.attr, sh_argv.data(), envp);
+  };
+
+  int err = 0;
+  if (executable.empty()) {
+    err = ENOENT;  // execvp's answer for ""
+  } else if (executable.find('/') != std::string::npos) {
+    err = try_candidate(executable);
+  } else {
+    const char* path_variable = nullptr;
+    for (char* const* e = envp; *e != nullptr; ++e) {
+      if (std::strncmp(*e, "PATH=", 5) == 0) {  // the first, as the child's getenv finds it
+        path_variable = *e + 5;
+        break;
+      }
+    }
+    const std::string_view search_path = path_variable != nullptr ? path_variable : kDefaultPath;
+    bool denied = false;
+    for (std::size_t start = 0;;) {
+      const std::size_t end = std::min(search_path.find(':', start), search_path.size());
+      const std::string_view dir = search_path.substr(start, end - start);
+      // An empty entry is the current directory: the name itself.
+      const std::string candidate = dir.empty() ? executable : std::string(dir) + "/" + executable;
+      // A candidate that does not exist fails access(2) with the errno its
+      // execve would give (the same path walk), without a child made for it.
+      err = ::access(candidate.c_str(), F_OK) == 0 ? try_candidate(candidate) : errno;
+      if (err == 0) break;
+      if (err == EACCES) {
+        denied = true;
+      } else if (err != ENOENT && err != ENOTDIR && err != ESTALE && err != ENODEV && err != ETIMEDOUT) {
+        break;  // execvp ends the search here
+      }
+      if (end == search_path.size()) {
+        if (denied) err = EACCES;
+        break;
+      }
+      start = end + 1;
+    }
   }
+  if (err != 0) throw SpawnError(err, executable, args);
+
   ChildProcess child;
   child.executable_ = executable;
   child.pid_ = pid;

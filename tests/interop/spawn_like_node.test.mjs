@@ -209,10 +209,21 @@ describe("the binding starts programs as Node's spawn does", () => {
 
   test("errors Node's spawn throws rather than emits: the same error, thrown", async () => {
     const notDir = writeProgram(join(scratch, "enotdir"), "file", "", 0o644);
-    for (const [file, code] of [[join(notDir, "x"), "ENOTDIR"], ["x".repeat(300), "ENAMETOOLONG"]]) {
-      const got = await same(file, ["--api"]);
-      assert.equal(got.error.message, `spawn ${code}`);
-      assert.deepEqual(got.error.keys, ["errno", "code", "syscall"]);
+    const busy = probe(join(scratch, "etxtbsy"), "spinrpc-probe-busy");
+    const writing = openSync(busy, "r+");  // a file open for writing cannot be executed
+    try {
+      for (const [file, args, code] of [
+        [join(notDir, "x"), ["--api"], "ENOTDIR"],
+        ["x".repeat(300), ["--api"], "ENAMETOOLONG"],
+        ["/bin/sh", ["x".repeat(200_000)], "E2BIG"],  // beyond one argument's 128 KiB
+        [busy, [], "ETXTBSY"],
+      ]) {
+        const got = await same(file, args);
+        assert.equal(got.error.message, `spawn ${code}`);
+        assert.deepEqual(got.error.keys, ["errno", "code", "syscall"]);
+      }
+    } finally {
+      closeSync(writing);
     }
     // A #! interpreter that does not exist: ENOENT, naming the script.
     const script = writeProgram(join(scratch, "badinterp"), "spinrpc-probe-interp", "#!/nonexistent/sh\n");
@@ -232,6 +243,49 @@ describe("the binding starts programs as Node's spawn does", () => {
     const got = await same(path, []);
     assert.match(got.report, /^SigBlk:\s+0+$/m);
     assert.match(got.report, /^SigIgn:\s+0+$/m);
+  });
+
+  test("in a worker: the worker's process.env, its PATH included, and an empty mask", async () => {
+    const dir = join(scratch, "worker");
+    probe(dir, "spinrpc-probe-worker");
+    const code = `
+      const { parentPort, workerData } = require("node:worker_threads");
+      const { spawn } = require("node:child_process");
+      const { existsSync, readFileSync } = require("node:fs");
+      (async () => {
+        const { SyncRpcChannel } = await import(workerData.index);
+        // The worker's own copy of the environment: the process's PATH lacks dir.
+        process.env.PATH = workerData.dir + ":" + process.env.PATH;
+        const run = (through) => {
+          const out = workerData.out + "-" + through;
+          process.env.PROBE_OUT = out;
+          const read = () => (existsSync(out) ? readFileSync(out, "utf8") : null);
+          if (through === "binding") {
+            try { new SyncRpcChannel("spinrpc-probe-worker", []).close(); } catch (e) { return e.message; }
+            return read();
+          }
+          return new Promise((resolve) => {
+            const child = spawn("spinrpc-probe-worker", [], { stdio: ["pipe", "pipe", "inherit"] });
+            child.on("error", (e) => resolve(e.message));
+            child.on("close", () => resolve(read()));
+          });
+        };
+        parentPort.postMessage({ node: await run("node"), binding: run("binding") });
+      })();`;
+    const { Worker } = await import("node:worker_threads");
+    const worker = new Worker(code, {
+      eval: true,
+      workerData: { index: pathToFileURL(join(REPO_ROOT, "node", "index.mjs")).href, dir, out: join(scratch, "worker-out") },
+    });
+    const got = await new Promise((resolve, reject) => {
+      worker.once("message", resolve);
+      worker.once("error", reject);
+    });
+    await worker.terminate();
+    assert.equal(process.env.PATH, PATH_WITHOUT, "the worker's PATH is its own");
+    assert.match(got.node, new RegExp(`^argv: \\[${escape(dir)}/spinrpc-probe-worker\\]$`, "m"));
+    assert.deepEqual(withoutFds({ report: got.binding }), withoutFds({ report: got.node }));
+    assert.match(got.binding, /^SigBlk:\s+0+$/m);
   });
 
   test("descriptors: 0, 1 and 2 only, whatever this process has open", async () => {

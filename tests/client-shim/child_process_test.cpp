@@ -13,9 +13,9 @@
 #include <signal.h>    // ::sigaction, SIGCHLD, SIG_IGN, SIGKILL, SIGUSR1, SIGXFSZ
 #include <sys/stat.h>  // ::chmod, ::mkdir
 #include <sys/wait.h>  // WIFEXITED, WEXITSTATUS
-#include <unistd.h>    // ::read, ::dup, ::dup2, ::close, ::chdir, ::getcwd, STDERR_FILENO
+#include <unistd.h>    // ::read, ::dup, ::dup2, ::close, ::chdir, ::getcwd, ::symlink, STDERR_FILENO
 
-#include <cerrno>       // ECHILD, ENOENT, EACCES, ENOTDIR, ENAMETOOLONG
+#include <cerrno>       // ECHILD, ENOENT, EACCES, ENOTDIR, ENAMETOOLONG, ELOOP
 #include <cstdlib>      // ::setenv, ::unsetenv, std::getenv, ::mkdtemp, std::system
 #include <fstream>      // std::ofstream
 #include <optional>     // std::optional
@@ -290,8 +290,16 @@ TEST_CASE("ChildProcess::spawn: EACCES when a file is found but none can run; EN
   CHECK(spawn_errno("/nonexistent/spinrpc") == ENOENT);
   CHECK(spawn_errno(std::string(300, 'x')) == ENAMETOOLONG);
   CHECK(spawn_errno("") == ENOENT);
-  // A #! interpreter that does not exist: ENOENT for the script.
+  // A #! interpreter that does not exist: ENOENT for the script, and a
+  // search goes on past it.
   CHECK(spawn_errno(first.write("spinrpc-test-interp", "#!/nonexistent/sh\n")) == ENOENT);
+  const std::string interp = second.write("spinrpc-test-interp", std::string("#!/bin/sh\n") + kSays);
+  CHECK(run("spinrpc-test-interp", {}, std::vector<std::string>{"PATH=" + first.path + ":" + second.path}).out == interp + " ");
+  // A symlink loop ends the search: ELOOP, not ENOENT.
+  REQUIRE(::symlink((first.path + "/loop-b").c_str(), (first.path + "/loop-a").c_str()) == 0);
+  REQUIRE(::symlink((first.path + "/loop-a").c_str(), (first.path + "/loop-b").c_str()) == 0);
+  CHECK(spawn_errno(first.path + "/loop-a") == ELOOP);
+  CHECK(spawn_errno("loop-a", std::vector<std::string>{"PATH=" + first.path + ":" + second.path}) == ELOOP);
 }
 
 TEST_CASE("ChildProcess::spawn: every signal from 1 to 31 at its default, an empty mask, whatever we set") {

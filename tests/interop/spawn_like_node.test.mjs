@@ -9,7 +9,7 @@
 import { describe, test, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, openSync, closeSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, symlinkSync, mkdirSync, mkdtempSync, openSync, closeSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -156,6 +156,20 @@ describe("the binding starts programs as Node's spawn does", () => {
     }
   });
 
+  test("PATH is the first entry that starts with PATH=, as the child's getenv reads it", async () => {
+    const cmd = ["-c", "printf ran > \"$PROBE_OUT\""];
+    // A key "PATH=" makes the entry "PATH==/usr/bin:/bin": its PATH is "=/usr/bin:/bin".
+    assert.equal((await same("sh", cmd, { "PATH=": "/usr/bin:/bin", PATH: "/nonexistent" })).report, "ran");
+    assert.equal((await same("sh", cmd, { PATH: "/nonexistent", "PATH=": "/usr/bin:/bin" })).error.code, "ENOENT");
+    // A script whose #! interpreter is missing is ENOENT too: the search goes on.
+    const first = join(scratch, "interp1");
+    const second = join(scratch, "interp2");
+    writeProgram(first, "spinrpc-probe-interp", "#!/nonexistent/sh\n");
+    probe(second, "spinrpc-probe-interp");
+    const got = await same("spinrpc-probe-interp", [], { ...process.env, PATH: `${first}:${second}` });
+    assert.match(got.report, new RegExp(`^argv: \\[${escape(second)}/spinrpc-probe-interp\\]$`, "m"));
+  });
+
   test("an env without PATH searches /bin:/usr/bin", async () => {
     const env = { HOME: process.env.HOME ?? "/" };
     const got = await same("sh", ["-c", "tr '\\0' ' ' < /proc/$$/cmdline > \"$PROBE_OUT\""], env);
@@ -211,12 +225,16 @@ describe("the binding starts programs as Node's spawn does", () => {
     const notDir = writeProgram(join(scratch, "enotdir"), "file", "", 0o644);
     const busy = probe(join(scratch, "etxtbsy"), "spinrpc-probe-busy");
     const writing = openSync(busy, "r+");  // a file open for writing cannot be executed
+    const loop = join(scratch, "eloop-a");
+    symlinkSync(join(scratch, "eloop-b"), loop);
+    symlinkSync(loop, join(scratch, "eloop-b"));
     try {
       for (const [file, args, code] of [
         [join(notDir, "x"), ["--api"], "ENOTDIR"],
         ["x".repeat(300), ["--api"], "ENAMETOOLONG"],
         ["/bin/sh", ["x".repeat(200_000)], "E2BIG"],  // beyond one argument's 128 KiB
         [busy, [], "ETXTBSY"],
+        [loop, [], "ELOOP"],
       ]) {
         const got = await same(file, args);
         assert.equal(got.error.message, `spawn ${code}`);

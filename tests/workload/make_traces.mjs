@@ -13,11 +13,29 @@
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { constants, gzipSync } from "node:zlib";
+import { constants, crc32, deflateRawSync, gzipSync } from "node:zlib";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const DIR = join(HERE, "traces");
 const gz = (text) => gzipSync(Buffer.from(text, "latin1"), { level: constants.Z_BEST_COMPRESSION });
+
+// A gzip member with the optional header fields `gzip` itself may write
+// (FNAME without -n) or others do (FEXTRA, FCOMMENT, FHCRC; RFC 1952).
+function gzMember(text, { name, comment, extra, headerCrc = false, flags = 0 } = {}) {
+  const data = Buffer.from(text, "latin1");
+  const parts = [Buffer.from([0x1f, 0x8b, 8, flags | (headerCrc ? 2 : 0) | (extra ? 4 : 0) | (name ? 8 : 0) | (comment ? 16 : 0), 0, 0, 0, 0, 2, 3])];
+  if (extra) parts.push(Buffer.from([extra.length & 0xff, extra.length >> 8]), Buffer.from(extra, "latin1"));
+  if (name) parts.push(Buffer.from(name + "\0", "latin1"));
+  if (comment) parts.push(Buffer.from(comment + "\0", "latin1"));
+  if (headerCrc) {
+    const crc = crc32(Buffer.concat(parts)) & 0xffff;
+    parts.push(Buffer.from([(headerCrc === "wrong" ? crc ^ 1 : crc) & 0xff, crc >> 8]));
+  }
+  const trailer = Buffer.alloc(8);
+  trailer.writeUInt32LE(crc32(data), 0);
+  trailer.writeUInt32LE(data.length >>> 0, 4);
+  return Buffer.concat([...parts, deflateRawSync(data, { level: constants.Z_BEST_COMPRESSION }), trailer]);
+}
 
 const HEADER = [
   "# spinrpc workload trace 2 (bench/workload/README.md)",
@@ -60,6 +78,11 @@ const CASES = [
   ["trailing-zeros.trace.gz", Buffer.concat([GOOD_GZ, Buffer.alloc(8)]), "8 bytes after the end of the gzip data"],
   ["two-members.trace.gz", Buffer.concat([gz(text(HEADER, ROWS.slice(0, 2), null)), gz(text([], ROWS.slice(2), "# end 5"))]),
    `${gz(text([], ROWS.slice(2), "# end 5")).length} bytes after the end of the gzip data`],
+  ["good-fname.trace.gz", gzMember(GOOD, { name: "good.trace" }), VALID(5)],
+  ["good-all-header-fields.trace.gz", gzMember(GOOD, { name: "good.trace", comment: "a comment", extra: "AB\x02\x00xy", headerCrc: true }), VALID(5)],
+  ["cut-in-fname.trace.gz", gzMember(GOOD, { name: "good.trace" }).subarray(0, 14), "the gzip data is cut short"],
+  ["corrupt-header-crc.trace.gz", gzMember(GOOD, { name: "good.trace", headerCrc: "wrong" }), "corrupt gzip data (header crc mismatch)"],
+  ["reserved-flag.trace.gz", gzMember(GOOD, { flags: 0x20 }), "corrupt gzip data (unknown header flags set)"],
   ["corrupt-crc.trace.gz", Buffer.from(GOOD_GZ).fill(GOOD_GZ[GOOD_GZ.length - 8] ^ 0xff, GOOD_GZ.length - 8, GOOD_GZ.length - 7), "corrupt gzip data (incorrect data check)"],
   ["corrupt-length.trace.gz", Buffer.from(GOOD_GZ).fill(GOOD_GZ[GOOD_GZ.length - 4] ^ 0x01, GOOD_GZ.length - 4, GOOD_GZ.length - 3), "corrupt gzip data (incorrect length check)"],
   ["corrupt-method.trace.gz", Buffer.from(GOOD_GZ).fill(9, 2, 3), "corrupt gzip data (unknown compression method)"],

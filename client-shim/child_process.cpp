@@ -133,16 +133,16 @@ ChildProcess ChildProcess::spawn(const std::string& executable,
 
   SpawnAttr attr;
   // libuv's child sets every signal from 1 to 31 but SIGKILL and SIGSTOP to
-  // SIG_DFL before it execs (the real-time ones are glibc's, left alone), and
-  // empties its mask. SIG_IGN survives exec, and SyncRpcChannel ignores
-  // SIGPIPE in this process: the child must still die of a broken pipe the
-  // ordinary way. A mask survives exec too: a thread that blocks SIGTERM for
-  // a signalfd must not hand on a child that cannot be terminated.
-  // glibc's spawn child sets its own two signals (SIGCANCEL and SIGSETXID,
-  // 32 and 33) to SIG_IGN unless they are in this set, and SIG_IGN would
-  // survive the exec, where Node's forked child has them at SIG_DFL (exec
-  // resets the handlers it inherited). sigaddset refuses them, so their bits
-  // are set directly (glibc's sigset_t: signal n is bit n - 1).
+  // SIG_DFL and empties its mask before it execs; from 32 up it changes
+  // nothing, and the exec turns the handlers it inherited (glibc's own, for
+  // 32 and 33) into SIG_DFL. SIG_IGN survives exec, and SyncRpcChannel
+  // ignores SIGPIPE in this process: the child must still die of a broken
+  // pipe the ordinary way. A mask survives exec too: a thread that blocks
+  // SIGTERM for a signalfd must not hand on a child that cannot be
+  // terminated. glibc's spawn child sets its two signals (SIGCANCEL and
+  // SIGSETXID, 32 and 33) to SIG_IGN unless they are in this set, so they
+  // are in it too; sigaddset refuses them, so their bits are set directly
+  // (glibc's sigset_t: signal n is bit n - 1).
   sigset_t to_default;
   sigset_t empty;
   ::sigemptyset(&to_default);

@@ -187,6 +187,15 @@ std::vector<Result> replay_parallel(const std::vector<TraceRequest>& trace, cons
   return results;
 }
 
+// A count on the command line: digits only (std::stoul would take "-1" as
+// 2^64 - 1 and "5x" as 5), as replay.mjs takes it.
+std::size_t whole_number(const std::string& option, const std::string& text) {
+  if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos) {
+    throw std::invalid_argument(option + " takes a whole number, not " + text);
+  }
+  return std::stoul(text);
+}
+
 constexpr char kUsage[] =
     "usage: spinrpc-replay --trace FILE [--start I] [--limit N] [--rounds R] [--parallel 1,2,3,4] "
     "[--variants default,off] [--server PATH] [--json FILE]\n"
@@ -209,9 +218,9 @@ int run(int argc, char** argv) {
     };
     if (arg == "--trace") trace_path = value();
     else if (arg == "--check") check_path = value();
-    else if (arg == "--start") start = std::stoul(value());
-    else if (arg == "--limit") limit = std::stoul(value());
-    else if (arg == "--rounds") rounds = std::stoi(value());
+    else if (arg == "--start") start = whole_number(arg, value());
+    else if (arg == "--limit") limit = whole_number(arg, value());
+    else if (arg == "--rounds") rounds = static_cast<int>(whole_number(arg, value()));
     else if (arg == "--parallel") parallel_list = split(value());
     else if (arg == "--variants") variants = split(value());
     else if (arg == "--server") server = value();
@@ -226,6 +235,9 @@ int run(int argc, char** argv) {
   }
   if (trace_path.empty()) throw std::invalid_argument("--trace is required");
   for (const auto& v : variants) if (v != "default" && v != "off") throw std::invalid_argument("unknown variant " + v);
+  for (const auto& level : parallel_list) {
+    if (whole_number("--parallel", level) == 0) throw std::invalid_argument("--parallel takes counts of 1 or more");
+  }
   const auto trace = requests_to_play(trace_path, start, limit);
   // "default" must mean the defaults: no TSGO_SYNC_SPIN_* from our caller.
   unsetenv("TSGO_SYNC_SPIN_US");
@@ -234,7 +246,7 @@ int run(int argc, char** argv) {
   std::ofstream json;
   if (!json_path.empty()) json.open(json_path);
   for (const auto& level : parallel_list) {
-    const int parallel = std::stoi(level);
+    const int parallel = static_cast<int>(std::stoul(level));
     for (int round = 0; round < rounds; ++round) {
       for (std::size_t k = 0; k < variants.size(); ++k) {
         const std::string& v = variants[(k + round) % variants.size()];

@@ -45,10 +45,13 @@ const opts = { trace: null, check: null, start: 0, limit: 0, rounds: 5, parallel
     else if (k === "--check") opts.check = v;
     else if (k === "--json") opts.json = v;
     else if (k === "--one") opts.one = v;  // internal: one replay of variant v, result on stdout
-    else if (k === "--parallel") opts.parallel = v.split(",").map(Number);
+    else if (k === "--parallel") {
+      if (!/^[1-9][0-9]{0,8}(,[1-9][0-9]{0,8})*$/.test(v)) usage(`--parallel takes counts of 1 or more, comma-separated, not ${v}`);
+      opts.parallel = v.split(",").map(Number);
+    }
     else if (k === "--variants") opts.variants = v.split(",");
     else if (["--start", "--limit", "--rounds"].includes(k)) {
-      if (!/^[0-9]+$/.test(v)) usage(`${k} takes a whole number, not ${v}`);
+      if (!/^[0-9]{1,9}$/.test(v)) usage(`${k} takes a whole number, not ${v}`);
       opts[k.slice(2)] = Number(v);
     }
     else usage(`unknown argument ${k}`);

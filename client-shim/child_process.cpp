@@ -57,12 +57,12 @@ struct SpawnFileActions {
 // order, so dup2(stdin_fd, 0) would clobber a stdout_fd of 0 before it is
 // copied to 1; and dup2(fd, fd) leaves close-on-exec set on old glibc.
 // Moving both ends out of 0..2 makes every dup2 a real copy.
-UniqueFd copy_above_stdio(int fd, const std::string& executable) {
+UniqueFd copy_above_stdio(int fd, const std::string& executable, const std::vector<std::string>& args) {
   if (fd > STDERR_FILENO) return {};
   try {
     return UniqueFd::duplicate(fd, STDERR_FILENO + 1);
   } catch (const std::system_error& e) {
-    throw_child_error(e.code().value(), "duplicate a pipe end to spawn", executable, -1);
+    throw SpawnError(e.code().value(), executable, args);
   }
 }
 
@@ -101,8 +101,8 @@ ChildProcess ChildProcess::spawn(const std::string& executable,
                                  const std::vector<std::string>& args, int stdin_fd,
                                  int stdout_fd, std::span<const std::string_view> add_env,
                                  const std::optional<std::vector<std::string>>& environment) {
-  const UniqueFd stdin_copy = copy_above_stdio(stdin_fd, executable);
-  const UniqueFd stdout_copy = copy_above_stdio(stdout_fd, executable);
+  const UniqueFd stdin_copy = copy_above_stdio(stdin_fd, executable, args);
+  const UniqueFd stdout_copy = copy_above_stdio(stdout_fd, executable, args);
   if (stdin_copy) stdin_fd = stdin_copy.get();
   if (stdout_copy) stdout_fd = stdout_copy.get();
 
@@ -110,9 +110,9 @@ ChildProcess ChildProcess::spawn(const std::string& executable,
   // dup2 clears close-on-exec on the copy, so exactly fds 0 and 1 survive
   // exec from our pipes.
   if (int err = ::posix_spawn_file_actions_adddup2(&files.actions, stdin_fd, STDIN_FILENO))
-    throw_child_error(err, "prepare to spawn", executable, -1);
+    throw SpawnError(err, executable, args);
   if (int err = ::posix_spawn_file_actions_adddup2(&files.actions, stdout_fd, STDOUT_FILENO))
-    throw_child_error(err, "prepare to spawn", executable, -1);
+    throw SpawnError(err, executable, args);
   // The child writes its diagnostics to our stderr, as tsgo's do under the
   // TS 7 channel (Node's "inherit"). Node marks its own fd 2 close-on-exec
   // at start-up, so without this the server's error lines (a bad flag, a
@@ -121,7 +121,7 @@ ChildProcess ChildProcess::spawn(const std::string& executable,
   // glibc >= 2.29); ours stays as it is. A closed fd 2 stays closed.
   if (::fcntl(STDERR_FILENO, F_GETFD) != -1) {
     if (int err = ::posix_spawn_file_actions_adddup2(&files.actions, STDERR_FILENO, STDERR_FILENO))
-      throw_child_error(err, "prepare to spawn", executable, -1);
+      throw SpawnError(err, executable, args);
   }
   // Every fd spinrpc creates is close-on-exec, but other code in this
   // process may have opened one without it. A leaked write end of another
@@ -129,7 +129,7 @@ ChildProcess ChildProcess::spawn(const std::string& executable,
   // child's death would never show as EOF. glibc >= 2.34 closes the rest
   // (close_range in the child); this runs after the dup2 actions.
   if (int err = ::posix_spawn_file_actions_addclosefrom_np(&files.actions, STDERR_FILENO + 1))
-    throw_child_error(err, "prepare to spawn", executable, -1);
+    throw SpawnError(err, executable, args);
 
   SpawnAttr attr;
   // libuv's child sets every signal from 1 to 31 but SIGKILL and SIGSTOP to

@@ -8,7 +8,7 @@
 
 import { describe, test, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { chmodSync, existsSync, symlinkSync, mkdirSync, mkdtempSync, openSync, closeSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -252,6 +252,34 @@ describe("the binding starts programs as Node's spawn does", () => {
     const node = await throughNode("", []);
     assert.equal(node.error.code, "ERR_INVALID_ARG_VALUE");
     assert.deepEqual(throughBinding("", []), node);
+  });
+
+  test("out of descriptors (ulimit -n): EMFILE, as Node's spawn reports it", () => {
+    const script = join(scratch, "emfile.mjs");
+    writeFileSync(script, `
+      import { spawn, spawnSync } from "node:child_process";
+      import { openSync } from "node:fs";
+      const { SyncRpcChannel } = await import(${JSON.stringify(pathToFileURL(join(REPO_ROOT, "node", "index.mjs")).href)});
+      const shape = (e) => ({ message: e.message, keys: Object.keys(e), errno: e.errno, code: e.code, syscall: e.syscall, path: e.path, spawnargs: e.spawnargs });
+      const held = [];
+      try { for (;;) held.push(openSync("/dev/null", "r")); } catch {}
+      let binding = null;
+      try { new SyncRpcChannel("/bin/cat", ["-u"]).close(); } catch (e) { binding = shape(e); }
+      const node = await new Promise((resolve) => {
+        try {
+          const child = spawn("/bin/cat", ["-u"], { stdio: ["pipe", "pipe", "inherit"] });
+          child.on("error", (e) => resolve(shape(e)));
+          child.on("close", () => resolve(null));
+        } catch (e) { resolve(shape(e)); }
+      });
+      console.log(JSON.stringify({ binding, node }));
+      process.exit(0);
+    `);
+    const run = spawnSync("/bin/sh", ["-c", 'ulimit -n 64 && exec "$0" "$1"', process.execPath, script], { encoding: "utf8", timeout: 30_000 });
+    assert.equal(run.status, 0, run.stderr);
+    const { binding, node } = JSON.parse(run.stdout);
+    assert.equal(node?.message, "spawn /bin/cat EMFILE");
+    assert.deepEqual(binding, node);
   });
 
   test("signal dispositions and mask: every signal at its default, none blocked", async () => {

@@ -72,7 +72,8 @@ class ChildProcess {
   ///   close-on-exec or not).
   /// Both fds are borrowed: the caller closes its copies once this returns.
   /// Throws SpawnError if the child cannot be started: ENOENT when no
-  /// candidate exists, EACCES when one was found but none could be run.
+  /// candidate exists, EACCES when one was found but none could be run,
+  /// the errno of the exec or of the spawn's own setup otherwise.
   static ChildProcess spawn(const std::string& executable, const std::vector<std::string>& args,
                             int stdin_fd, int stdout_fd,
                             std::span<const std::string_view> add_env = {},

@@ -25,45 +25,50 @@ export class TraceError extends Error {
   }
 }
 
-// The end of the gzip member's header at the start of `bytes`, or a throw.
-function gzipHeaderEnd(bytes, fail) {
-  const cut = () => fail("the gzip data is cut short");
-  if (bytes.length < 10) cut();
-  if (bytes[2] !== 8) fail("corrupt gzip data (unknown compression method)");
+// Where the gzip member's header at the start of `bytes` ends (RFC 1952:
+// 10 bytes, then the optional fields its flags name); `cut` when the bytes
+// end before it does.
+function gzipHeaderEnd(bytes) {
+  if (bytes.length < 10) return { at: bytes.length, cut: true };
   const flags = bytes[3];
-  if (flags & 0xe0) fail("corrupt gzip data (unknown header flags set)");
   let at = 10;
   if (flags & 4) {  // FEXTRA: a 2-byte length, then that many bytes
-    if (at + 2 > bytes.length) cut();
+    if (at + 2 > bytes.length) return { at: bytes.length, cut: true };
     at += 2 + (bytes[at] | (bytes[at + 1] << 8));
   }
   for (const flag of [8, 16]) {  // FNAME, FCOMMENT: NUL-terminated
-    if (flags & flag) {
+    if ((flags & flag) && at <= bytes.length) {
       const nul = bytes.indexOf(0, at);
-      if (nul < 0) cut();
-      at = nul + 1;
+      at = nul < 0 ? bytes.length + 1 : nul + 1;
     }
   }
-  if (flags & 2) at += 2;  // FHCRC, checked by gunzipSync below
-  if (at > bytes.length) cut();
-  return at;
+  if (flags & 2) at += 2;  // FHCRC
+  return at > bytes.length ? { at: bytes.length, cut: true } : { at, cut: false };
 }
 
-// The text of a .gz trace: exactly one gzip member, checked whole (CRC and
-// length), and nothing after it. node:zlib alone would read on into a second
-// member and skip zero bytes after the last, so the member's end is found
-// first with a raw inflate of its deflate data.
+// The text of a .gz trace: exactly one gzip member, checked whole (header,
+// CRC-32 and length), and nothing after it. node:zlib alone would read on
+// into a second member and skip zero bytes after the last, so the member's
+// end is found first with a raw inflate of its deflate data. zlib itself
+// judges the header (its method, flags and header CRC, in zlib's order):
+// the header alone is fed to it, which a valid header ends in Z_BUF_ERROR.
 function gunzipOneMember(bytes, fail) {
   if (bytes.length < 2 || bytes[0] !== 0x1f || bytes[1] !== 0x8b) fail("not gzip-compressed, which a name ending in .gz says it is");
-  const start = gzipHeaderEnd(bytes, fail);
+  const header = gzipHeaderEnd(bytes);
+  try {
+    gunzipSync(bytes.subarray(0, header.at));
+  } catch (e) {
+    if (e.code !== "Z_BUF_ERROR") fail(`corrupt gzip data (${e.message})`);
+  }
+  if (header.cut) fail("the gzip data is cut short");
   let deflateBytes;
   try {
-    deflateBytes = inflateRawSync(bytes.subarray(start), { info: true }).engine.bytesWritten;
+    deflateBytes = inflateRawSync(bytes.subarray(header.at), { info: true }).engine.bytesWritten;
   } catch (e) {
     if (e.code === "Z_BUF_ERROR") fail("the gzip data is cut short");
     fail(`corrupt gzip data (${e.message})`);
   }
-  const end = start + deflateBytes + 8;  // the trailer: CRC-32 and length
+  const end = header.at + deflateBytes + 8;  // the trailer: CRC-32 and length
   if (end > bytes.length) fail("the gzip data is cut short");
   let text;
   try {
@@ -75,7 +80,6 @@ function gunzipOneMember(bytes, fail) {
   return text;
 }
 
-// An integer in decimal digits: no '+', no leading zero, no "-0".
 const INTEGER = /^(?:0|-?[1-9][0-9]*)$/;
 const notInteger = (name, field) => `${name} is '${field}', not an integer in decimal digits (no '+', no leading zero)`;
 // An integer's value, or a throw when it is beyond 2^53 - 1 either way.

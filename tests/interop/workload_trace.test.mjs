@@ -58,6 +58,43 @@ test("both readers say of every shared trace file what tests/workload/expected.t
   assert.ok(valid >= 3 && files.length - valid >= 40, `${valid} valid, ${files.length - valid} refused`);
 });
 
+test("both readers agree on seeded damage to the good files: cuts, flipped bits, bytes added or inserted", () => {
+  requireBinary({ name: "spinrpc-replay", path: REPLAY });
+  const dir = mkdtempSync(join(tmpdir(), "workload-damage-"));
+  try {
+    let x = 0x5eed;  // xorshift32
+    const random = (n) => { x ^= x << 13; x >>>= 0; x ^= x >>> 17; x ^= x << 5; x >>>= 0; return x % n; };
+    const sources = ["good.trace", "good.trace.gz", "good-all-header-fields.trace.gz"].map((n) => [n, readFileSync(join(SHARED, "traces", n))]);
+    const said = { valid: 0, refused: 0 };
+    for (let i = 0; i < 200; i++) {
+      const [name, source] = sources[random(sources.length)];
+      let bytes = Buffer.from(source);
+      const how = random(4);
+      if (how === 0) bytes = bytes.subarray(0, random(bytes.length));
+      else if (how === 1) for (let k = 1 + random(3); k > 0; k--) bytes[random(bytes.length)] ^= 1 << random(8);
+      else if (how === 2) bytes = Buffer.concat([bytes, Buffer.from([random(256), random(256)]).subarray(0, 1 + random(2))]);
+      else { const at = random(bytes.length); bytes = Buffer.concat([bytes.subarray(0, at), Buffer.from([random(256)]), bytes.subarray(at)]); }
+      const path = join(dir, `${i}-${name}`);
+      writeFileSync(path, bytes);
+      let js;
+      try {
+        const trace = readTrace(path);
+        js = `${path}: a valid trace, version 2: ${trace.rows.length} requests, ${trace.methods.length} methods\n`;
+        said.valid++;
+      } catch (e) {
+        assert.ok(e instanceof TraceError, `${path}: ${e.stack}`);
+        js = `spinrpc-replay: ${e.message}\n`;
+        said.refused++;
+      }
+      const cpp = spawnSync(REPLAY, ["--check", path], { encoding: "utf8", timeout: HANG_GUARD_MS });
+      assert.equal(cpp.stdout + cpp.stderr, js, `damage ${how} to ${name} (case ${i})`);
+    }
+    assert.ok(said.refused > 100, `${said.refused} refused, ${said.valid} valid`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test("a trace either reader refuses is never replayed, not even in part", () => {
   requireBinary({ name: "spinrpc-replay", path: REPLAY });
   for (const name of ["cut-at-line.trace", "version-1.trace", "trailing-bytes.trace.gz", "nan.trace", "negative-size.trace"]) {

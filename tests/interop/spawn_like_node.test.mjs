@@ -170,6 +170,44 @@ describe("the binding starts programs as Node's spawn does", () => {
     assert.match(got.report, new RegExp(`^argv: \\[${escape(second)}/spinrpc-probe-interp\\]$`, "m"));
   });
 
+  test("seeded PATHs over a candidate of every kind: the same program runs, or the same error", async () => {
+    const root = join(scratch, "kinds");
+    const kinds = {
+      good: (d) => probe(d, "prog"),
+      plain: (d) => probe(d, "prog", { shebang: false }),
+      notExecutable: (d) => writeProgram(d, "prog", PROBE_BODY, 0o644),
+      directory: (d) => mkdirSync(join(d, "prog"), { recursive: true }),
+      missingInterpreter: (d) => writeProgram(d, "prog", "#!/nonexistent/sh\n"),
+      loop: (d) => {
+        mkdirSync(d, { recursive: true });
+        symlinkSync(join(d, "prog2"), join(d, "prog"));
+        symlinkSync(join(d, "prog"), join(d, "prog2"));
+      },
+      dangling: (d) => {
+        mkdirSync(d, { recursive: true });
+        symlinkSync(join(d, "none"), join(d, "prog"));
+      },
+      none: (d) => mkdirSync(d, { recursive: true }),
+    };
+    const entries = Object.entries(kinds).map(([kind, make]) => {
+      make(join(root, kind));
+      return join(root, kind);
+    });
+    entries.push("", "/nonexistent", join(root, "good", "prog"));  // the current directory, nothing, a file
+    const cwd = process.cwd();
+    process.chdir(join(root, "plain"));  // where an empty entry looks
+    try {
+      let x = 0x9a7;  // xorshift32
+      const random = (n) => { x ^= x << 13; x >>>= 0; x ^= x >>> 17; x ^= x << 5; x >>>= 0; return x % n; };
+      for (let i = 0; i < 40; i++) {
+        const PATH = Array.from({ length: 1 + random(4) }, () => entries[random(entries.length)]).join(":");
+        await same("prog", ["a"], { ...process.env, PATH });
+      }
+    } finally {
+      process.chdir(cwd);
+    }
+  });
+
   test("an env without PATH searches /bin:/usr/bin", async () => {
     const env = { HOME: process.env.HOME ?? "/" };
     const got = await same("sh", ["-c", "tr '\\0' ' ' < /proc/$$/cmdline > \"$PROBE_OUT\""], env);

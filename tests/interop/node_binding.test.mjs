@@ -513,7 +513,7 @@ describe("SyncRpcChannel", () => {
     assert.equal(process.env.TSGO_SYNC_SPIN_US, undefined); // ours untouched
     for (const bad of [{ A: "x\0y" }, { "A\0B": "x" }]) {
       assert.throws(() => new SyncRpcChannel(spinrpcPeer().path, ["--api"], { env: bad }),
-        { name: "TypeError", code: "ERR_INVALID_ARG_VALUE", message: /^The argument 'options\.env\['A/ });
+        { name: "TypeError", code: "ERR_INVALID_ARG_VALUE", message: /^The property 'options\.env\['A/ });
     }
     assert.throws(() => new SyncRpcChannel(spinrpcPeer().path, ["--api"], { env: "PATH=/bin" }),
       { name: "TypeError", message: /option env must be an object/ });

@@ -62,7 +62,8 @@ const errorShape = (e) => ({
 // and the binding pass it by default.
 function withOut(env, fn) {
   const out = join(scratch, `out-${++files}`);
-  if (env !== undefined) return fn({ ...env, PROBE_OUT: out }, out);
+  // The env's prototype kept: spawn reads inherited keys too.
+  if (env !== undefined) return fn(Object.assign(Object.create(Object.getPrototypeOf(env)), env, { PROBE_OUT: out }), out);
   process.env.PROBE_OUT = out;
   try {
     return fn(undefined, out);
@@ -82,6 +83,7 @@ function throughNode(file, args, env) {
       resolve({ error: errorShape(e) });
       return;
     }
+    child.stdin?.end();  // EOF at once, as the binding's close() gives it
     child.on("error", (e) => resolve({ error: errorShape(e) }));
     child.on("close", (code, signal) => resolve({ code, signal, report: report(out) }));
   }));
@@ -114,11 +116,11 @@ const withoutFds = (outcome) => ({ ...outcome, report: outcome.report?.replace(/
 async function same(file, args, env) {
   const node = await throughNode(file, args, env);
   const binding = throughBinding(file, args, env);
-  assert.deepEqual(withoutFds(binding), withoutFds(node), `${file}: the binding against Node's spawn`);
+  assert.deepEqual(withoutFds(binding), withoutFds(node), `${String(file)}: the binding against Node's spawn`);
   const [ours, nodes] = [fdsOf(binding.report), fdsOf(node.report)];
   if (ours) {
-    assert.deepEqual(ours.filter((fd) => fd < 10), [0, 1, 2], `${file}: the binding's child has 0, 1, 2 below 10`);
-    assert.deepEqual(nodes.filter((fd) => ours.includes(fd)), ours, `${file}: every descriptor of the binding's child is in Node's`);
+    assert.deepEqual(ours.filter((fd) => fd < 10), [0, 1, 2], `${String(file)}: the binding's child has 0, 1, 2 below 10`);
+    assert.deepEqual(nodes.filter((fd) => ours.includes(fd)), ours, `${String(file)}: every descriptor of the binding's child is in Node's`);
   }
   return node;
 }
@@ -286,10 +288,27 @@ describe("the binding starts programs as Node's spawn does", () => {
     assert.equal((await same(script, [])).error.message, `spawn ${script} ENOENT`);
   });
 
-  test("an empty file name is refused before anything starts", async () => {
+  test("what Node's spawn refuses before it starts anything: the same TypeError", async () => {
     const node = await throughNode("", []);
     assert.equal(node.error.code, "ERR_INVALID_ARG_VALUE");
     assert.deepEqual(throughBinding("", []), node);
+    const cases = [
+      [undefined, []], [null, []], [42, []], [{}, []], [() => 1, []], [Symbol("s"), []], [10n, []], [new String("/bin/sh"), []],
+      ["/bin/sh\0x", []], ["x".repeat(200) + "\0", []],
+      ["/bin/sh", "-c"], ["/bin/sh", 5], ["/bin/sh", ["-c", "a\0"]], ["/bin/sh", [Symbol("q")]],
+    ];
+    for (const [file, args] of cases) {
+      const got = await same(file, args);
+      assert.equal(got.error?.name, "TypeError", String(file?.toString?.()));
+    }
+    for (const env of [{ A: "a\0b" }, { "B\0": "x" }, Object.create({ C: "c\0" })]) {
+      assert.equal((await same("/bin/sh", [], env)).error.code, "ERR_INVALID_ARG_VALUE");
+    }
+  });
+
+  test("args that are not strings are passed as strings, as spawn passes them", async () => {
+    const got = await same("/bin/sh", ["-c", 'printf "%s|" "$@" > "$PROBE_OUT"', "sh", 1, null, true, { toString: () => "T" }]);
+    assert.equal(got.report, "1|null|true|T|");
   });
 
   test("out of descriptors (ulimit -n): EMFILE, as Node's spawn reports it", () => {

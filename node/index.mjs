@@ -8,17 +8,16 @@
 // The addon is node/build/spinrpc.node, built by scripts/build.sh (CMake);
 // `npm pack` in node/ ships it. docs/NODE.md has the whole surface.
 
-import { spawn } from "node:child_process";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
-import { inspect } from "node:util";
 import { isMainThread } from "node:worker_threads";
 
 const ADDON = fileURLToPath(new URL("./build/spinrpc.node", import.meta.url));
 
+const require = createRequire(import.meta.url);
 let binding;
 try {
-  binding = createRequire(import.meta.url)(ADDON);
+  binding = require(ADDON);
 } catch (e) {
   throw new Error(`spinrpc: cannot load the Node.js addon ${ADDON} (${e.message}); ` +
     "build it with scripts/build.sh in the spinrpc checkout", { cause: e });
@@ -73,7 +72,7 @@ function withSpawnChecks(Native, workerEnv) {
 // Node's ERR_INVALID_ARG_VALUE (lib/internal/errors.js): "The argument
 // 'file' …", "The property 'options.env['A']' …" (a name with a dot).
 function invalidArgValue(name, value, reason) {
-  let inspected = inspect(value);
+  let inspected = require("node:util").inspect(value);  // loaded on a refusal only
   if (inspected.length > 128) inspected = `${inspected.slice(0, 128)}...`;
   const error = new TypeError(`The ${name.includes(".") ? "property" : "argument"} '${name}' ${reason}. Received ${inspected}`);
   error.code = "ERR_INVALID_ARG_VALUE";
@@ -93,7 +92,7 @@ function checkedSpawnArguments(exe, args) {
     // this Node version (they change from one to the next). It throws on the
     // file, or on the args, before it reads the options, and cwd: 0 would be
     // refused next: nothing is ever started here.
-    spawn(exe, args, { cwd: 0 });
+    require("node:child_process").spawn(exe, args, { cwd: 0 });
   }
   nullCheck(exe, "file");
   if (exe.length === 0) throw invalidArgValue("file", exe, "cannot be empty");

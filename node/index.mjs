@@ -51,6 +51,11 @@ function withSpawnChecks(Native, workerEnv) {
       const isOptions = typeof collectTimingOrOptions === "object" && collectTimingOrOptions !== null &&
         !Array.isArray(collectTimingOrOptions);
       args = checkedSpawnArguments(exe, args);
+      if (isOptions && collectTimingOrOptions.env !== undefined && !collectTimingOrOptions.env) {
+        // Node's spawn takes a falsy env (null, false, "") as none:
+        // `options.env || process.env`.
+        collectTimingOrOptions = Object.create(collectTimingOrOptions, { env: { value: undefined, enumerable: true } });
+      }
       let options = collectTimingOrOptions;
       if (isOptions && collectTimingOrOptions.env !== undefined && collectTimingOrOptions.env !== null &&
           typeof collectTimingOrOptions.env === "object") {

@@ -306,6 +306,26 @@ describe("the binding starts programs as Node's spawn does", () => {
     }
   });
 
+  test("a falsy env option is none: the process's environment, as `options.env || process.env`", async () => {
+    for (const env of [null, false, ""]) {
+      const out = join(scratch, `out-falsy-${files++}`);
+      process.env.PROBE_OUT = out;
+      try {
+        const cmd = ["-c", 'printf "%s" "$PROBE_OUT" > "$PROBE_OUT"'];
+        const node = await new Promise((resolve) => {
+          const child = spawn("sh", cmd, { stdio: ["pipe", "pipe", "inherit"], env });
+          child.stdin.end();
+          child.on("close", () => resolve(readFileSync(out, "utf8")));
+        });
+        rmSync(out);
+        new SyncRpcChannel("sh", cmd, { env }).close();
+        assert.equal(readFileSync(out, "utf8"), node, String(env));
+      } finally {
+        delete process.env.PROBE_OUT;
+      }
+    }
+  });
+
   test("args that are not strings are passed as strings, as spawn passes them", async () => {
     const got = await same("/bin/sh", ["-c", 'printf "%s|" "$@" > "$PROBE_OUT"', "sh", 1, null, true, { toString: () => "T" }]);
     assert.equal(got.report, "1|null|true|T|");

@@ -7,6 +7,7 @@
 //
 //   spinrpc-replay --trace FILE [--start I] [--limit N] [--rounds R] [--parallel LIST]
 //                  [--variants default,off] [--server PATH] [--json FILE]
+//   spinrpc-replay --check FILE
 //
 // --start I         skip the first I requests (default 0; 2 skips initialize
 //                   and the seconds-long updateSnapshot that loads the program)
@@ -21,22 +22,23 @@
 // --server PATH     the server (default: SPINRPC_BENCH_SERVER, else the
 //                   spinrpc-bench-server next to this executable)
 // --json FILE       one JSON object per replay (bench/workload/report.mjs)
+// --check FILE      reads and checks FILE only: one line on stdout and status 0
+//                   if it is a valid trace (bench/workload/README.md, "A valid
+//                   trace"), else one line on stderr naming the file, the line
+//                   and what is wrong, status 1; as replay.mjs --check
 //
 // The server's benchWork takes whole µs: the recorded ns are carried over
 // from request to request (error diffusion), so the total is exact and each
 // request is within 1 µs. A reply of the wrong size ends the run, status 3.
 #include <sys/wait.h>  // waitpid
 #include <unistd.h>    // fork, pipe, readlink
-#include <zlib.h>      // gzopen, gzgets, gzerror (zlib1g-dev)
 
-#include <cerrno>     // errno
+#include <algorithm>  // std::min
 #include <chrono>     // std::chrono::steady_clock
 #include <cstdio>     // std::fprintf
 #include <cstdlib>    // std::getenv, setenv, unsetenv
-#include <cstring>    // std::strerror
 #include <fstream>    // std::ofstream
 #include <iostream>   // std::cout
-#include <memory>     // std::unique_ptr
 #include <sstream>    // std::istringstream
 #include <stdexcept>  // std::runtime_error
 #include <string>     // std::string
@@ -45,58 +47,27 @@
 
 #include "bench/bench_work.h"
 #include "bench/process_cpu.h"
+#include "bench/trace_file.h"
 #include "client-shim/sync_rpc_channel.h"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-struct TraceRequest {
-  std::uint32_t method;
-  std::uint64_t request_bytes;
-  std::uint64_t reply_bytes;
-  std::int64_t server_ns;  // -1: not recorded, replayed as 0
-  std::int64_t gap_ns;     // client work after the reply, before the next request
-};
+using spinrpc::bench::TraceRequest;
 
-// Reads the trace through zlib's gz* interface: the committed trace is
-// gzip-compressed (bench/workload/README.md, "The trace"), and gzopen reads
-// a plain file unchanged, so a freshly recorded uncompressed trace plays too.
-// A truncated or corrupt file is an error, never a shorter trace.
-std::vector<TraceRequest> read_trace(const std::string& path, std::size_t start, std::size_t limit) {
-  const std::unique_ptr<gzFile_s, int (*)(gzFile)> in(gzopen(path.c_str(), "rb"), gzclose_r);
-  if (!in) throw std::runtime_error("cannot open " + path + ": " + std::strerror(errno));
-  const auto next_line = [&](std::string& line) {
-    line.clear();
-    char chunk[4096];
-    while (gzgets(in.get(), chunk, sizeof chunk) != nullptr) {
-      line += chunk;
-      if (line.back() == '\n') {
-        line.pop_back();
-        return true;
-      }
-    }
-    int status = Z_OK;
-    const char* message = gzerror(in.get(), &status);
-    if (status == Z_ERRNO) throw std::runtime_error(path + ": " + std::strerror(errno));
-    if (status != Z_OK) throw std::runtime_error(message);  // zlib's message names the file
-    return !line.empty();  // a last line without its newline
-  };
-  std::vector<TraceRequest> trace;
-  std::string line;
-  std::size_t index = 0;
-  while ((limit == 0 || trace.size() < limit) && next_line(line)) {
-    if (line.empty() || line[0] == '#') continue;
-    if (index++ < start) continue;
-    std::istringstream fields(line);
-    TraceRequest r{};
-    if (!(fields >> r.method >> r.request_bytes >> r.reply_bytes >> r.server_ns >> r.gap_ns)) {
-      throw std::runtime_error(path + ": malformed line: " + line);
-    }
-    trace.push_back(r);
+// The requests to play: the whole trace is read and checked first
+// (bench/trace_file.h), then --start and --limit take their slice.
+std::vector<TraceRequest> requests_to_play(const std::string& path, std::size_t start, std::size_t limit) {
+  std::vector<TraceRequest> all = spinrpc::bench::read_trace(path).requests;
+  const std::size_t count = all.size();
+  const std::size_t first = std::min(start, count);
+  const std::size_t last = limit == 0 ? count : std::min(count, first + limit);
+  if (first == last) {
+    throw std::runtime_error(path + ": no requests to replay from --start " + std::to_string(start) + " (the trace has " +
+                             std::to_string(count) + ")");
   }
-  if (trace.empty()) throw std::runtime_error(path + ": no requests");
-  return trace;
+  return {all.begin() + static_cast<std::ptrdiff_t>(first), all.begin() + static_cast<std::ptrdiff_t>(last)};
 }
 
 void busy_for(std::int64_t ns) {
@@ -216,16 +187,26 @@ std::vector<Result> replay_parallel(const std::vector<TraceRequest>& trace, cons
   return results;
 }
 
+// A count on the command line: digits only (std::stoul would take "-1" as
+// 2^64 - 1 and "5x" as 5), as replay.mjs takes it.
+std::size_t whole_number(const std::string& option, const std::string& text) {
+  if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos) {
+    throw std::invalid_argument(option + " takes a whole number, not " + text);
+  }
+  return std::stoul(text);
+}
+
 constexpr char kUsage[] =
     "usage: spinrpc-replay --trace FILE [--start I] [--limit N] [--rounds R] [--parallel 1,2,3,4] "
-    "[--variants default,off] [--server PATH] [--json FILE]\n";
+    "[--variants default,off] [--server PATH] [--json FILE]\n"
+    "       spinrpc-replay --check FILE\n";
 
 int run(int argc, char** argv) {
   if (argc == 2 && (std::string_view(argv[1]) == "--help" || std::string_view(argv[1]) == "-h")) {
     std::fputs(kUsage, stdout);
     return 0;
   }
-  std::string trace_path, server = default_server(), json_path;
+  std::string trace_path, check_path, server = default_server(), json_path;
   std::size_t start = 0, limit = 0;
   int rounds = 5;
   std::vector<std::string> parallel_list{"1"}, variants{"default", "off"};
@@ -236,18 +217,28 @@ int run(int argc, char** argv) {
       return argv[++i];
     };
     if (arg == "--trace") trace_path = value();
-    else if (arg == "--start") start = std::stoul(value());
-    else if (arg == "--limit") limit = std::stoul(value());
-    else if (arg == "--rounds") rounds = std::stoi(value());
+    else if (arg == "--check") check_path = value();
+    else if (arg == "--start") start = whole_number(arg, value());
+    else if (arg == "--limit") limit = whole_number(arg, value());
+    else if (arg == "--rounds") rounds = static_cast<int>(whole_number(arg, value()));
     else if (arg == "--parallel") parallel_list = split(value());
     else if (arg == "--variants") variants = split(value());
     else if (arg == "--server") server = value();
     else if (arg == "--json") json_path = value();
     else throw std::invalid_argument("unknown argument " + arg);
   }
+  if (!check_path.empty()) {
+    const spinrpc::bench::Trace trace = spinrpc::bench::read_trace(check_path);
+    std::printf("%s: a valid trace, version %d: %zu requests, %zu methods\n", check_path.c_str(),
+                spinrpc::bench::kTraceVersion, trace.requests.size(), trace.methods.size());
+    return 0;
+  }
   if (trace_path.empty()) throw std::invalid_argument("--trace is required");
   for (const auto& v : variants) if (v != "default" && v != "off") throw std::invalid_argument("unknown variant " + v);
-  const auto trace = read_trace(trace_path, start, limit);
+  for (const auto& level : parallel_list) {
+    if (whole_number("--parallel", level) == 0) throw std::invalid_argument("--parallel takes counts of 1 or more");
+  }
+  const auto trace = requests_to_play(trace_path, start, limit);
   // "default" must mean the defaults: no TSGO_SYNC_SPIN_* from our caller.
   unsetenv("TSGO_SYNC_SPIN_US");
   unsetenv("TSGO_SYNC_SPIN_ADAPTIVE");
@@ -255,7 +246,7 @@ int run(int argc, char** argv) {
   std::ofstream json;
   if (!json_path.empty()) json.open(json_path);
   for (const auto& level : parallel_list) {
-    const int parallel = std::stoi(level);
+    const int parallel = static_cast<int>(std::stoul(level));
     for (int round = 0; round < rounds; ++round) {
       for (std::size_t k = 0; k < variants.size(); ++k) {
         const std::string& v = variants[(k + round) % variants.size()];

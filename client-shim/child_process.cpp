@@ -1,16 +1,19 @@
 #include "client-shim/child_process.h"
 
 #include <fcntl.h>     // ::fcntl, F_GETFD
-#include <signal.h>    // ::kill, sigset_t, SIGKILL, SIGPIPE
-#include <spawn.h>     // ::posix_spawnp and its attribute/file-action calls
+#include <signal.h>    // ::kill, sigset_t, SIGKILL, SIGSTOP
+#include <spawn.h>     // ::posix_spawn and its attribute/file-action calls
 #include <sys/syscall.h>  // SYS_pidfd_open, SYS_pidfd_send_signal
 #include <sys/wait.h>  // ::waitpid, WNOHANG
-#include <unistd.h>    // ::syscall, STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO
+#include <unistd.h>    // ::access, ::syscall, STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO
 
 #include <algorithm>     // std::min
-#include <cerrno>        // errno, EINTR
+#include <cerrno>        // errno, EINTR, ENOEXEC, ENOENT, EACCES, ...
 #include <cstdlib>       // std::getenv
+#include <cstring>       // std::strncmp
 #include <stdexcept>     // std::logic_error
+#include <string>        // std::string
+#include <string_view>   // std::string_view
 #include <system_error>  // std::system_error
 #include <thread>        // std::this_thread::sleep_for
 #include <utility>       // std::exchange, std::move
@@ -23,6 +26,11 @@ extern char** environ;  // POSIX: the environment the child inherits
 
 namespace spinrpc {
 namespace {
+
+// What execvp runs a file the kernel cannot execute with, and searches when
+// the environment has no PATH (glibc's _PATH_BSHELL and CS_PATH).
+constexpr const char* kShell = "/bin/sh";
+constexpr std::string_view kDefaultPath = "/bin:/usr/bin";
 
 [[noreturn]] void throw_child_error(int err, const char* what, const std::string& executable,
                                     int pid) {
@@ -49,12 +57,12 @@ struct SpawnFileActions {
 // order, so dup2(stdin_fd, 0) would clobber a stdout_fd of 0 before it is
 // copied to 1; and dup2(fd, fd) leaves close-on-exec set on old glibc.
 // Moving both ends out of 0..2 makes every dup2 a real copy.
-UniqueFd copy_above_stdio(int fd, const std::string& executable) {
+UniqueFd copy_above_stdio(int fd, const std::string& executable, const std::vector<std::string>& args) {
   if (fd > STDERR_FILENO) return {};
   try {
     return UniqueFd::duplicate(fd, STDERR_FILENO + 1);
   } catch (const std::system_error& e) {
-    throw_child_error(e.code().value(), "duplicate a pipe end to spawn", executable, -1);
+    throw SpawnError(e.code().value(), executable, args);
   }
 }
 
@@ -84,12 +92,17 @@ const char* environment_value(const std::optional<std::vector<std::string>>& env
   return nullptr;
 }
 
+SpawnError::SpawnError(int err, const std::string& executable, std::vector<std::string> args)
+    : std::system_error(err, std::generic_category(), "cannot spawn " + executable),
+      executable_(executable),
+      args_(std::move(args)) {}
+
 ChildProcess ChildProcess::spawn(const std::string& executable,
                                  const std::vector<std::string>& args, int stdin_fd,
                                  int stdout_fd, std::span<const std::string_view> add_env,
                                  const std::optional<std::vector<std::string>>& environment) {
-  const UniqueFd stdin_copy = copy_above_stdio(stdin_fd, executable);
-  const UniqueFd stdout_copy = copy_above_stdio(stdout_fd, executable);
+  const UniqueFd stdin_copy = copy_above_stdio(stdin_fd, executable, args);
+  const UniqueFd stdout_copy = copy_above_stdio(stdout_fd, executable, args);
   if (stdin_copy) stdin_fd = stdin_copy.get();
   if (stdout_copy) stdout_fd = stdout_copy.get();
 
@@ -97,9 +110,9 @@ ChildProcess ChildProcess::spawn(const std::string& executable,
   // dup2 clears close-on-exec on the copy, so exactly fds 0 and 1 survive
   // exec from our pipes.
   if (int err = ::posix_spawn_file_actions_adddup2(&files.actions, stdin_fd, STDIN_FILENO))
-    throw_child_error(err, "prepare to spawn", executable, -1);
+    throw SpawnError(err, executable, args);
   if (int err = ::posix_spawn_file_actions_adddup2(&files.actions, stdout_fd, STDOUT_FILENO))
-    throw_child_error(err, "prepare to spawn", executable, -1);
+    throw SpawnError(err, executable, args);
   // The child writes its diagnostics to our stderr, as tsgo's do under the
   // TS 7 channel (Node's "inherit"). Node marks its own fd 2 close-on-exec
   // at start-up, so without this the server's error lines (a bad flag, a
@@ -108,7 +121,7 @@ ChildProcess ChildProcess::spawn(const std::string& executable,
   // glibc >= 2.29); ours stays as it is. A closed fd 2 stays closed.
   if (::fcntl(STDERR_FILENO, F_GETFD) != -1) {
     if (int err = ::posix_spawn_file_actions_adddup2(&files.actions, STDERR_FILENO, STDERR_FILENO))
-      throw_child_error(err, "prepare to spawn", executable, -1);
+      throw SpawnError(err, executable, args);
   }
   // Every fd spinrpc creates is close-on-exec, but other code in this
   // process may have opened one without it. A leaked write end of another
@@ -116,19 +129,30 @@ ChildProcess ChildProcess::spawn(const std::string& executable,
   // child's death would never show as EOF. glibc >= 2.34 closes the rest
   // (close_range in the child); this runs after the dup2 actions.
   if (int err = ::posix_spawn_file_actions_addclosefrom_np(&files.actions, STDERR_FILENO + 1))
-    throw_child_error(err, "prepare to spawn", executable, -1);
+    throw SpawnError(err, executable, args);
 
   SpawnAttr attr;
-  // SIG_IGN survives exec, and SyncRpcChannel ignores SIGPIPE in this
-  // process; the child must still die of a broken pipe the ordinary way.
-  // The mask is inherited too: a thread that blocks SIGTERM for a signalfd
-  // must not hand a child that cannot be terminated.
-  sigset_t sigpipe_only;
+  // libuv's child sets every signal from 1 to 31 but SIGKILL and SIGSTOP to
+  // SIG_DFL and empties its mask before it execs; from 32 up it changes
+  // nothing, and the exec turns the handlers it inherited (glibc's own, for
+  // 32 and 33) into SIG_DFL. SIG_IGN survives exec, and SyncRpcChannel
+  // ignores SIGPIPE in this process: the child must still die of a broken
+  // pipe the ordinary way. A mask survives exec too: a thread that blocks
+  // SIGTERM for a signalfd must not hand on a child that cannot be
+  // terminated. glibc's spawn child sets its two signals (SIGCANCEL and
+  // SIGSETXID, 32 and 33) to SIG_IGN unless they are in this set, so they
+  // are in it too; sigaddset refuses them, so their bits are set directly
+  // (glibc's sigset_t: signal n is bit n - 1).
+  sigset_t to_default;
   sigset_t empty;
-  ::sigemptyset(&sigpipe_only);
-  ::sigaddset(&sigpipe_only, SIGPIPE);
+  ::sigemptyset(&to_default);
+  for (int signal = 1; signal < 32; ++signal) {
+    if (signal != SIGKILL && signal != SIGSTOP) ::sigaddset(&to_default, signal);
+  }
+  static_assert(sizeof(to_default.__val[0]) * 8 >= 33, "glibc's sigset_t words hold 64 signals");
+  to_default.__val[0] |= (1UL << 31) | (1UL << 32);
   ::sigemptyset(&empty);
-  ::posix_spawnattr_setsigdefault(&attr.attr, &sigpipe_only);
+  ::posix_spawnattr_setsigdefault(&attr.attr, &to_default);
   ::posix_spawnattr_setsigmask(&attr.attr, &empty);
   ::posix_spawnattr_setflags(&attr.attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
 
@@ -149,15 +173,61 @@ ChildProcess ChildProcess::spawn(const std::string& executable,
     for (const std::string& entry : added) env.push_back(const_cast<char*>(entry.c_str()));
     env.push_back(nullptr);
   }
+  char* const* const envp = env.empty() ? environ : env.data();
 
+  // One candidate path as execvp tries it: execve, and on ENOEXEC the same
+  // file through /bin/sh. glibc runs the child with CLONE_VFORK and passes
+  // exec's errno back as posix_spawn's result (the failed child is reaped
+  // there), so "not found" is ENOENT here, not a child exiting 127.
+  // posix_spawn returns the error; it never sets errno and never gives EINTR.
   pid_t pid = -1;
-  // glibc runs the child with CLONE_VFORK and passes exec's errno back, so
-  // "not found" is this return value (ENOENT), not a child exiting 127.
-  // posix_spawnp returns the error; it never sets errno and never gives EINTR.
-  if (int err = ::posix_spawnp(&pid, executable.c_str(), &files.actions, &attr.attr, argv.data(),
-                               env.empty() ? environ : env.data())) {
-    throw_child_error(err, "spawn", executable, -1);
+  std::vector<char*> sh_argv;
+  const auto try_candidate = [&](const std::string& path) {
+    int err = ::posix_spawn(&pid, path.c_str(), &files.actions, &attr.attr, argv.data(), envp);
+    if (err != ENOEXEC) return err;
+    sh_argv.assign({const_cast<char*>(kShell), const_cast<char*>(path.c_str())});
+    sh_argv.insert(sh_argv.end(), argv.begin() + 1, argv.end());  // args and the nullptr
+    return ::posix_spawn(&pid, kShell, &files.actions, &attr.attr, sh_argv.data(), envp);
+  };
+
+  int err = 0;
+  if (executable.empty()) {
+    err = ENOENT;  // execvp's answer for ""
+  } else if (executable.find('/') != std::string::npos) {
+    err = try_candidate(executable);
+  } else {
+    const char* path_variable = nullptr;
+    for (char* const* e = envp; *e != nullptr; ++e) {
+      if (std::strncmp(*e, "PATH=", 5) == 0) {  // the first, as the child's getenv finds it
+        path_variable = *e + 5;
+        break;
+      }
+    }
+    const std::string_view search_path = path_variable != nullptr ? path_variable : kDefaultPath;
+    bool denied = false;
+    for (std::size_t start = 0;;) {
+      const std::size_t end = std::min(search_path.find(':', start), search_path.size());
+      const std::string_view dir = search_path.substr(start, end - start);
+      // An empty entry is the current directory: the name itself.
+      const std::string candidate = dir.empty() ? executable : std::string(dir) + "/" + executable;
+      // A candidate that does not exist fails access(2) with the errno its
+      // execve would give (the same path walk), without a child made for it.
+      err = ::access(candidate.c_str(), F_OK) == 0 ? try_candidate(candidate) : errno;
+      if (err == 0) break;
+      if (err == EACCES) {
+        denied = true;
+      } else if (err != ENOENT && err != ENOTDIR && err != ESTALE && err != ENODEV && err != ETIMEDOUT) {
+        break;  // execvp ends the search here
+      }
+      if (end == search_path.size()) {
+        if (denied) err = EACCES;
+        break;
+      }
+      start = end + 1;
+    }
   }
+  if (err != 0) throw SpawnError(err, executable, args);
+
   ChildProcess child;
   child.executable_ = executable;
   child.pid_ = pid;

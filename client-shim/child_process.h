@@ -5,6 +5,7 @@
 #include <span>      // std::span
 #include <string>    // std::string
 #include <string_view>  // std::string_view
+#include <system_error>  // std::system_error
 #include <vector>    // std::vector
 
 #include "channel/unique_fd.h"
@@ -18,7 +19,24 @@ namespace spinrpc {
 const char* environment_value(const std::optional<std::vector<std::string>>& environment,
                               const std::string& name);
 
-/// A child process started with posix_spawnp(3), owned until it is reaped.
+/// A child that could not be started: the errno of its exec (ENOENT, EACCES,
+/// ENOTDIR, ...) or of the spawn's own setup, with the executable and the
+/// arguments as given, so that the Node binding can report it as Node's
+/// child_process.spawn does (docs/NODE.md, "Errors"). what() is
+/// "cannot spawn EXECUTABLE: " and strerror's text.
+class SpawnError : public std::system_error {
+ public:
+  SpawnError(int err, const std::string& executable, std::vector<std::string> args);
+  const std::string& executable() const noexcept { return executable_; }
+  const std::vector<std::string>& args() const noexcept { return args_; }
+
+ private:
+  std::string executable_;
+  std::vector<std::string> args_;
+};
+
+/// A child process started as Node's child_process.spawn starts one on
+/// Linux (libuv's uv_spawn: fork, reset, execvp), owned until it is reaped.
 /// Move-only; a moved-from or default-constructed object owns no child.
 ///
 /// Signals go through a pidfd (pidfd_open(2), Linux 5.3; plain kill(2)
@@ -33,20 +51,29 @@ const char* environment_value(const std::optional<std::vector<std::string>>& env
 /// is -1; nothing is signalled or waited for again).
 class ChildProcess {
  public:
-  /// Starts `executable` (searched in this process's PATH if it contains
-  /// no '/') with argv = {executable, args...} and `environment` ("NAME=value"
-  /// entries; std::nullopt: this process's environment), plus each
-  /// "NAME=value" of `add_env` whose NAME that environment does not have
-  /// (what the user set wins).
-  /// The child gets `stdin_fd` as its fd 0 and `stdout_fd` as its fd 1, our
-  /// stderr as its fd 2, and no other descriptor (everything from 3 up is
-  /// closed in the child, close-on-exec or not). Its SIGPIPE disposition is
-  /// the default and its signal mask is empty, whatever this process set
-  /// (Rust's Command and libuv reset the same).
+  /// Starts `executable` with argv = {executable, args...} and `environment`
+  /// ("NAME=value" entries; std::nullopt: this process's environment), plus
+  /// each "NAME=value" of `add_env` whose NAME that environment does not have
+  /// (what the user set wins). What the child starts with is what Node's
+  /// spawn gives it (docs/HARDENING.md, "Starting a child as Node does"):
+  /// - the program is found as execvp(3) finds it, in the PATH of the
+  ///   child's environment (the first "PATH=" entry; none: "/bin:/usr/bin"),
+  ///   an empty PATH entry meaning the current directory; a name with a '/'
+  ///   is not searched. A candidate that is missing or sits below a file is
+  ///   skipped, one that is not executable (EACCES) too but remembered; any
+  ///   other error ends the search.
+  /// - a file the kernel cannot execute (ENOEXEC: a script without "#!") is
+  ///   run as `/bin/sh FILE args...`, FILE the path found.
+  /// - every signal from 1 to 33 at its default disposition (SIG_IGN does not
+  ///   survive; 32 and 33 are glibc's own), and an empty signal mask,
+  ///   whatever this process set.
+  /// - `stdin_fd` as its fd 0, `stdout_fd` as its fd 1, our stderr as its fd 2,
+  ///   and no other descriptor (everything from 3 up is closed in the child,
+  ///   close-on-exec or not).
   /// Both fds are borrowed: the caller closes its copies once this returns.
-  /// Throws std::system_error naming `executable` if it cannot be started
-  /// (ENOENT when it is not found, EACCES when it is not executable: glibc
-  /// reports exec failures as posix_spawnp's result).
+  /// Throws SpawnError if the child cannot be started: ENOENT when no
+  /// candidate exists, EACCES when one was found but none could be run,
+  /// the errno of the exec or of the spawn's own setup otherwise.
   static ChildProcess spawn(const std::string& executable, const std::vector<std::string>& args,
                             int stdin_fd, int stdout_fd,
                             std::span<const std::string_view> add_env = {},

@@ -4,6 +4,7 @@
 
 #include <optional>       // std::optional
 #include <stdexcept>      // std::logic_error, std::invalid_argument
+#include <system_error>   // std::system_error
 #include <unordered_map>  // std::unordered_map
 #include <utility>        // std::move
 
@@ -299,8 +300,17 @@ SyncRpcChannel::SyncRpcChannel(const std::string& executable, const std::vector<
   s.options = options;
   s.spawned = true;
 
-  PipePair to_child = make_pipe();    // child's stdin
-  PipePair from_child = make_pipe();  // child's stdout
+  // The pipes are part of starting the child: a failure to make them
+  // (EMFILE, ENFILE) is a SpawnError, as Node's spawn reports it.
+  const auto spawn_pipe = [&] {
+    try {
+      return make_pipe();
+    } catch (const std::system_error& e) {
+      throw SpawnError(e.code().value(), executable, args);
+    }
+  };
+  PipePair to_child = spawn_pipe();    // child's stdin
+  PipePair from_child = spawn_pipe();  // child's stdout
   // We read the child's stdout with read(2), so a spinrpc-server there may
   // lend its big Responses to the pipe instead of copying them in (what
   // other servers make of the variable: nothing).

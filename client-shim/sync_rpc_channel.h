@@ -117,10 +117,13 @@ class ChildExited;
 /// never signalled afterwards (see client-shim/child_process.h).
 class SyncRpcChannel {
  public:
-  /// Spawns `executable` (searched in PATH if it has no '/') with `args`.
-  /// The child gets close-on-exec pipes as stdin and stdout and nothing
-  /// else of ours. Throws std::system_error naming `executable` if it cannot
-  /// be started (code ENOENT when it is not found).
+  /// Spawns `executable` with `args` as Node's child_process.spawn does
+  /// (ChildProcess::spawn: searched in the PATH of the child's environment
+  /// if it has no '/'). The child gets close-on-exec pipes as stdin and
+  /// stdout, our stderr, and nothing else of ours. Throws SpawnError (a
+  /// std::system_error) naming `executable` if it cannot be started: ENOENT
+  /// when it is not found, EACCES when it cannot be run, EMFILE/ENFILE when
+  /// no descriptor is left for the pipes.
   SyncRpcChannel(const std::string& executable, const std::vector<std::string>& args,
                  SyncRpcOptions options = {});
   /// Connects to a server already listening on the Unix domain socket at

@@ -1,11 +1,14 @@
-// spinrpc's SyncRpcChannel (the addon's class, with a worker thread's own
-// environment), and per TypeScript 7 version the class the module hook puts
+// spinrpc's SyncRpcChannel (the addon's class, with Node's spawn checks and
+// a worker thread's own environment), and per TypeScript 7 version the class the module hook puts
 // in place of that version's pure-JS channel (channelFor). Every class here
 // has a static `spinrpc` property; the pure-JS channels have none.
 
+import { createRequire } from "node:module";
 import { isMainThread } from "node:worker_threads";
 import { addonError, binding } from "./addon.mjs";
 import { bindingSettings, describeChannel } from "./recognize.mjs";
+
+const require = createRequire(import.meta.url);
 
 /**
  * new SyncRpcChannel(exe, args, collectTimingOrOptions?)
@@ -16,8 +19,7 @@ import { bindingSettings, describeChannel } from "./recognize.mjs";
  *   lastBytesSent, lastBytesReceived (with collectTiming), pid, stats()
  * Null when the addon cannot load here (addonError says why).
  */
-export const NativeSyncRpcChannel = binding === null ? null
-  : isMainThread ? binding.SyncRpcChannel : withWorkerEnv(binding.SyncRpcChannel);
+export const NativeSyncRpcChannel = binding === null ? null : withSpawnChecks(binding.SyncRpcChannel, !isMainThread);
 
 if (NativeSyncRpcChannel !== null) {
   Object.defineProperty(NativeSyncRpcChannel, "spinrpc", {
@@ -28,30 +30,88 @@ if (NativeSyncRpcChannel !== null) {
   process.on("exit", () => binding.endAll());
 }
 
+// What Node's child_process.spawn refuses before it starts anything
+// (lib/child_process.js, normalizeSpawnArguments), refused here with the
+// error Node gives, so that a program sees the same through the binding as
+// through the TS 7 channel's spawn; the addon then spawns
+// (docs/HARDENING.md, "Starting a child as Node does").
+//
 // In a worker thread, process.env is the worker's own copy (unless it was
 // started with env: SHARE_ENV), while the addon would spawn with the
 // process's C environment. The TS 7 channel's child_process.spawn takes
-// process.env, so here the server gets it too, and the spin settings are
+// process.env, so there the server gets it too, and the spin settings are
 // read from it, unless the caller passes `env` itself. In the main thread
 // the two are the same, and nothing is converted per spawn.
-function withWorkerEnv(Native) {
+function withSpawnChecks(Native, workerEnv) {
   return class SyncRpcChannel extends Native {
     constructor(exe, args, collectTimingOrOptions) {
       const isOptions = typeof collectTimingOrOptions === "object" && collectTimingOrOptions !== null &&
         !Array.isArray(collectTimingOrOptions);
-      let options;
-      if (isOptions) {
+      args = checkedSpawnArguments(exe, args);
+      if (isOptions && collectTimingOrOptions.env !== undefined && !collectTimingOrOptions.env) {
+        // Node's spawn takes a falsy env (null, false, "") as none:
+        // `options.env || process.env`.
+        collectTimingOrOptions = Object.create(collectTimingOrOptions, { env: { value: undefined, enumerable: true } });
+      }
+      let options = collectTimingOrOptions;
+      if (isOptions && collectTimingOrOptions.env !== undefined && collectTimingOrOptions.env !== null &&
+          typeof collectTimingOrOptions.env === "object") {
+        checkEnvironment(collectTimingOrOptions.env);
+      } else if (workerEnv && isOptions) {
         // Object.create, not a spread: the addon reads inherited options
         // too, and a spread copies own properties only.
         options = collectTimingOrOptions.env !== undefined ? collectTimingOrOptions
           : Object.create(collectTimingOrOptions, { env: { value: process.env, enumerable: true } });
-      } else {
+      } else if (workerEnv) {
         // TS 7's collectTiming, by truthiness as the addon takes it.
         options = { collectTiming: Boolean(collectTimingOrOptions), env: process.env };
       }
       super(exe, args, options);
     }
   };
+}
+
+// Node's ERR_INVALID_ARG_VALUE (lib/internal/errors.js): "The argument
+// 'file' …", "The property 'options.env['A']' …" (a name with a dot).
+function invalidArgValue(name, value, reason) {
+  let inspected = require("node:util").inspect(value);  // loaded on a refusal only
+  if (inspected.length > 128) inspected = `${inspected.slice(0, 128)}...`;
+  const error = new TypeError(`The ${name.includes(".") ? "property" : "argument"} '${name}' ${reason}. Received ${inspected}`);
+  error.code = "ERR_INVALID_ARG_VALUE";
+  return error;
+}
+
+function nullCheck(value, name) {
+  if (typeof value === "string" && value.includes("\u0000")) throw invalidArgValue(name, value, "must be a string without null bytes");
+}
+
+// The args as spawn passes them: each element converted to a string. The
+// checks run in Node's order: the file's type, its NUL bytes, its length,
+// then the args' type and their NUL bytes.
+function checkedSpawnArguments(exe, args) {
+  if (typeof exe !== "string" || (args != null && typeof args !== "object")) {
+    // A value of the wrong type: Node's own check says so, in the words of
+    // this Node version (they change from one to the next). It throws on the
+    // file, or on the args, before it reads the options, and cwd: 0 would be
+    // refused next: nothing is ever started here.
+    require("node:child_process").spawn(exe, args, { cwd: 0 });
+  }
+  nullCheck(exe, "file");
+  if (exe.length === 0) throw invalidArgValue("file", exe, "cannot be empty");
+  if (!Array.isArray(args)) return args ?? [];  // null: none, as spawn takes it; another object: the addon's TypeError
+  args.forEach((arg, i) => nullCheck(arg, `args[${i}]`));
+  return args.map((arg) => `${arg}`);
+}
+
+// The env option's keys and values, checked as spawn checks them: every
+// enumerable key, own or inherited, whose value is not undefined.
+function checkEnvironment(env) {
+  for (const key in env) {
+    const value = env[key];
+    if (value === undefined) continue;
+    nullCheck(key, `options.env['${key}']`);
+    nullCheck(value, `options.env['${key}']`);
+  }
 }
 
 // What a failing callback does to a request, per API dialect, as that

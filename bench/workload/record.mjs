@@ -24,7 +24,7 @@ import { cpus, loadavg } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { DEFAULT_EVERY, ensureLibrary, writeSampleProject } from "./library.mjs";
-import { writeTraceText } from "./trace_file.mjs";
+import { HEADER_PREFIX, TRACE_VERSION, writeTrace } from "./trace_file.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const REPO = resolve(HERE, "..", "..");
@@ -95,11 +95,11 @@ const gaps = readFileSync(rec.files.gaps, "utf8").split("\n").filter(Boolean).ma
 if (gaps.length !== rows.length) throw new Error(`record: walker saw ${gaps.length} requests, proxy ${rows.length}`);
 const lines = rows.map(([m, req, reply, , serverNs], i) => {
   if (gaps[i][0] !== names[m]) throw new Error(`record: request ${i}: walker ${gaps[i][0]}, proxy ${names[m]}`);
-  return `${m} ${req} ${reply} ${serverNs} ${gaps[i][1]}`;
+  return [m, req, reply, serverNs, Number(gaps[i][1])];
 });
 const npv = JSON.parse(readFileSync(join(REPO, "tests", "interop", "node_modules", "@typescript", "native-preview", "package.json"), "utf8")).version;
 const header = [
-  "# spinrpc workload trace 1 (bench/workload/README.md)",
+  `${HEADER_PREFIX}${TRACE_VERSION} (bench/workload/README.md)`,
   `# command: node bench/workload/record.mjs${opts.every === DEFAULT_EVERY ? "" : ` --every ${opts.every}`}`,
   `# library: aws-cdk-lib@${lockedVersion} .d.ts, ${sample.length} of ${modules.length} modules (sorted, every ${opts.every}th from the first): ${sample.join(",")}`,
   `# client: walk.mjs on @typescript/native-preview@${npv} (JS SyncRpcChannel), node ${process.version}; server: its tsgo --timing behind spinrpc-record-proxy`,
@@ -109,6 +109,7 @@ const header = [
   "#   bytes: payload only; server_ns: tsgo's own handling time (-1: not reported);",
   "#   gap_ns: the client's time from this reply to its next request (-1: last)",
 ];
-writeTraceText(opts.out, header.join("\n") + "\n" + lines.join("\n") + "\n");
+// Written, then read back and checked as every reader checks it.
+writeTrace(opts.out, header, lines);
 const missing = rows.filter((r) => r[4] < 0).length;
 console.error(`record: ${lines.length} requests (${missing} without a server time) → ${relative(process.cwd(), opts.out)}`);

@@ -11,8 +11,10 @@
 //   node [--import node/register.mjs] bench/workload/replay.mjs --trace FILE
 //        [--start I] [--limit N] [--rounds R] [--parallel LIST]
 //        [--variants default,off] [--json FILE]
+//   node bench/workload/replay.mjs --check FILE
 //
-// Options as spinrpc-replay's. Variants set the environment both ends read
+// Options as spinrpc-replay's. --check reads and checks FILE only, as
+// spinrpc-replay --check does (bench/workload/README.md, "A valid trace"). Variants set the environment both ends read
 // at spawn: default unsets TSGO_SYNC_SPIN_US/TSGO_SYNC_SPIN_ADAPTIVE, off
 // sets TSGO_SYNC_SPIN_US=0 (the pure-JS channel never spins; the server and
 // a binding do). --parallel N runs N copies of this script at once (same
@@ -22,7 +24,7 @@ import { appendFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { onlyChildPid, procCpuSeconds } from "../node/proc_cpu.mjs";
-import { readTraceText } from "./trace_file.mjs";
+import { readTrace, TraceError } from "./trace_file.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const REPO = resolve(HERE, "..", "..");
@@ -30,46 +32,73 @@ const SERVER = process.env.SPINRPC_BENCH_SERVER || join(process.env.SPINRPC_BUIL
 const CHANNEL = join(REPO, "tests", "interop", "node_modules", "@typescript", "native-preview", "dist", "api", "syncChannel.js");
 
 function usage(msg) {
-  console.error(`replay.mjs: ${msg}\nusage: node bench/workload/replay.mjs --trace FILE [--start I] [--limit N] [--rounds R] [--parallel LIST] [--variants default,off] [--json FILE]`);
+  console.error(`replay.mjs: ${msg}\nusage: node bench/workload/replay.mjs --trace FILE [--start I] [--limit N] [--rounds R] [--parallel LIST] [--variants default,off] [--json FILE]\n       node bench/workload/replay.mjs --check FILE`);
   process.exit(2);
 }
-const opts = { trace: null, start: 0, limit: 0, rounds: 5, parallel: [1], variants: ["default", "off"], json: null, one: null };
+const opts = { trace: null, check: null, start: 0, limit: 0, rounds: 5, parallel: [1], variants: ["default", "off"], json: null, one: null };
 {
   const argv = process.argv.slice(2);
   for (let i = 0; i < argv.length; i++) {
     const k = argv[i], v = argv[++i];
     if (v === undefined) usage(`${k} needs a value`);
     if (k === "--trace") opts.trace = v;
+    else if (k === "--check") opts.check = v;
     else if (k === "--json") opts.json = v;
     else if (k === "--one") opts.one = v;  // internal: one replay of variant v, result on stdout
-    else if (k === "--parallel") opts.parallel = v.split(",").map(Number);
+    else if (k === "--parallel") {
+      if (!/^[1-9][0-9]{0,8}(,[1-9][0-9]{0,8})*$/.test(v)) usage(`--parallel takes counts of 1 or more, comma-separated, not ${v}`);
+      opts.parallel = v.split(",").map(Number);
+    }
     else if (k === "--variants") opts.variants = v.split(",");
-    else if (["--start", "--limit", "--rounds"].includes(k)) opts[k.slice(2)] = Number(v);
+    else if (["--start", "--limit", "--rounds"].includes(k)) {
+      if (!/^[0-9]{1,9}$/.test(v)) usage(`${k} takes a whole number, not ${v}`);
+      opts[k.slice(2)] = Number(v);
+    }
     else usage(`unknown argument ${k}`);
   }
-  if (!opts.trace) usage("--trace is required");
+  if (!opts.trace && !opts.check) usage("--trace is required");
   for (const v of opts.variants) if (v !== "default" && v !== "off") usage(`unknown variant ${v}`);
 }
 
-function readTrace() {
-  const rows = [];
-  let index = 0;
-  for (const line of readTraceText(opts.trace).split("\n")) {
-    if (!line || line.startsWith("#")) continue;
-    if (index++ < opts.start) continue;
-    if (opts.limit && rows.length >= opts.limit) break;
-    rows.push(line.split(" ").map(Number));  // method request_bytes reply_bytes server_ns gap_ns
+// The requests to play, from --start, at most --limit of them; the whole
+// file is read and checked first. A trace that is not valid ends the run:
+// status 1 and one line naming the file, the line and what is wrong.
+function requestsToPlay() {
+  let trace;
+  try {
+    trace = readTrace(opts.trace);
+  } catch (e) {
+    if (!(e instanceof TraceError)) throw e;
+    console.error(`replay.mjs: ${e.message}`);
+    process.exit(1);
   }
-  return rows;
+  const rows = trace.rows.slice(opts.start, opts.limit ? opts.start + opts.limit : undefined);
+  if (rows.length === 0) {
+    console.error(`replay.mjs: ${opts.trace}: no requests to replay from --start ${opts.start} (the trace has ${trace.rows.length})`);
+    process.exit(1);
+  }
+  return rows;  // method request_bytes reply_bytes server_ns gap_ns
 }
 
+if (opts.check) {
+  try {
+    const trace = readTrace(opts.check);
+    console.log(`${opts.check}: a valid trace, version ${trace.version}: ${trace.rows.length} requests, ${trace.methods.length} methods`);
+    process.exit(0);
+  } catch (e) {
+    if (!(e instanceof TraceError)) throw e;
+    console.error(`replay.mjs: ${e.message}`);
+    process.exit(1);
+  }
+}
+if (!opts.one) requestsToPlay();  // checked once before any replay starts
 
 async function replayOnce(variant) {
   delete process.env.TSGO_SYNC_SPIN_US;
   delete process.env.TSGO_SYNC_SPIN_ADAPTIVE;
   if (variant === "off") { process.env.TSGO_SYNC_SPIN_US = "0"; process.env.TSGO_SYNC_SPIN_ADAPTIVE = "0"; }
   const { SyncRpcChannel } = await import(pathToFileURL(CHANNEL).href);
-  const trace = readTrace();
+  const trace = requestsToPlay();
   let carry = 0;
   const payloads = trace.map(([, req, reply, serverNs]) => {
     carry += Math.max(serverNs, 0);

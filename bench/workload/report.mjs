@@ -20,7 +20,7 @@ import { cpus, loadavg } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 
 import { percentile } from "../reporting/stats.mjs";
-import { readTraceText } from "./trace_file.mjs";
+import { readTrace, TraceError } from "./trace_file.mjs";
 
 const args = { smoke: false };
 {
@@ -44,10 +44,15 @@ const f2 = (x) => (x == null || Number.isNaN(x) ? "–" : x.toFixed(2));
 const jsonLines = (file) => (file && existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)) : []);
 
 // ── the trace ───────────────────────────────────────────────────────
-const text = readTraceText(args.trace).split("\n");
-const header = text.filter((l) => l.startsWith("#"));
-const names = header.find((l) => l.startsWith("# methods ")).slice(10).split(" ");
-const rows = text.filter((l) => l && !l.startsWith("#")).map((l) => l.split(" ").map(Number));
+const { header, methods: names, rows } = (() => {
+  try {
+    return readTrace(args.trace);
+  } catch (e) {
+    if (!(e instanceof TraceError)) throw e;
+    console.error(`report (workload): ${e.message}`);
+    process.exit(1);
+  }
+})();
 const us = (ns) => ns / 1000;
 const server = rows.filter((r) => r[3] >= 0).map((r) => us(r[3])).sort((a, b) => a - b);
 const gaps = rows.filter((r) => r[4] >= 0).map((r) => us(r[4])).sort((a, b) => a - b);

@@ -16,6 +16,7 @@
 
 #include <algorithm>      // std::erase_if, std::min
 #include <chrono>         // std::chrono::milliseconds
+#include <cerrno>         // EACCES, EAGAIN, EMFILE, ENFILE, ENOENT
 #include <cmath>          // std::isfinite, std::floor
 #include <cstdint>        // std::uint64_t
 #include <span>           // std::span
@@ -35,6 +36,7 @@
 #include "channel/stderr_lines.h"
 #include "channel/timed_out.h"
 #include "client-shim/child_exited.h"
+#include "client-shim/child_process.h"
 #include "node/src/channel_core.h"
 #include "node/src/page_populator.h"
 #include "protocol/protocol_error.h"
@@ -85,6 +87,32 @@ std::string signal_name(int signal) {
   return std::to_string(signal);
 }
 
+// A child that could not be started, as Node's child_process.spawn reports
+// it (lib/internal/child_process.js): the errors it emits as the child's
+// 'error' event (EACCES, EAGAIN, EMFILE, ENFILE, ENOENT) read
+// "spawn FILE ENOENT" with `errno` (negative), `code`, `syscall` ("spawn
+// FILE"), `path` and `spawnargs` (the arguments after argv[0]); the others,
+// which spawn() throws, read "spawn ENOTDIR" with `errno`, `code` and
+// `syscall` ("spawn") only. The properties are set in Node's order.
+Napi::Error spawn_error(Napi::Env env, const SpawnError& e) {
+  const int err = e.code().value();
+  const char* name = ::strerrorname_np(err);
+  const std::string code = name != nullptr ? name : "Unknown system error -" + std::to_string(err);
+  const bool emitted = err == EACCES || err == EAGAIN || err == EMFILE || err == ENFILE || err == ENOENT;
+  const std::string syscall = emitted ? "spawn " + e.executable() : "spawn";
+  Napi::Error error = Napi::Error::New(env, syscall + " " + code);
+  error.Set("errno", Napi::Number::New(env, -err));
+  error.Set("code", Napi::String::New(env, code));
+  error.Set("syscall", Napi::String::New(env, syscall));
+  if (emitted) {
+    error.Set("path", Napi::String::New(env, e.executable()));
+    Napi::Array spawnargs = Napi::Array::New(env, e.args().size());
+    for (std::uint32_t i = 0; i < e.args().size(); ++i) spawnargs.Set(i, Napi::String::New(env, e.args()[i]));
+    error.Set("spawnargs", spawnargs);
+  }
+  return error;
+}
+
 // The exception being handled, as the JavaScript error the caller sees:
 // the message is what() (the server's own text for an Error reply, as in
 // the TS 7 channel); `code` says which kind, and a dead child's exit code or
@@ -116,6 +144,8 @@ Napi::Error to_js_error(Napi::Env env, std::exception_ptr thrown, const std::str
     return with_code(e, "ERR_SPINRPC_TIMED_OUT");
   } catch (const ProtocolError& e) {
     return with_code(e, "ERR_SPINRPC_PROTOCOL");
+  } catch (const SpawnError& e) {
+    return spawn_error(env, e);
   } catch (const std::system_error& e) {
     // Node's own shape for OS errors: code "ENOENT", errno negative.
     const int err = e.code().value();
@@ -509,6 +539,12 @@ class Channel : public Napi::ObjectWrap<Channel> {
   explicit Channel(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Channel>(info) {
     const Napi::Env env = info.Env();
     const std::string executable = spawn_argument(info[0], "file", "SyncRpcChannel: exe");
+    if (executable.empty()) {
+      // Node's spawn refuses an empty file before it starts anything.
+      Napi::TypeError error = Napi::TypeError::New(env, "The argument 'file' cannot be empty. Received ''");
+      error.Set("code", Napi::String::New(env, "ERR_INVALID_ARG_VALUE"));
+      throw error;
+    }
     if (!info[1].IsArray()) {
       throw Napi::TypeError::New(env, "SyncRpcChannel: args must be an array of strings");
     }

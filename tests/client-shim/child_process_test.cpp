@@ -2,16 +2,22 @@
 // environment already names the variable (what the user set wins). The
 // shim passes SPINRPC_LEND_REPLIES=1 this way (channel/byte_stream.h).
 // And the child's stderr is ours, even when our fd 2 is close-on-exec, as
-// Node makes it.
+// Node makes it. And the child starts as Node's child_process.spawn starts
+// one: PATH search in the child's environment, /bin/sh for ENOEXEC, argv[0],
+// the errors, signals and descriptors (docs/HARDENING.md, "Starting a child
+// as Node does").
 #include <doctest/doctest.h>
 
-#include <fcntl.h>     // ::fcntl, F_GETFD, F_SETFD, FD_CLOEXEC
-#include <signal.h>    // ::sigaction, SIGCHLD, SIG_IGN, SIGKILL
+#include <fcntl.h>     // ::fcntl, ::open, F_GETFD, F_SETFD, FD_CLOEXEC
+#include <pthread.h>   // ::pthread_sigmask
+#include <signal.h>    // ::sigaction, SIGCHLD, SIG_IGN, SIGKILL, SIGUSR1, SIGXFSZ
+#include <sys/stat.h>  // ::chmod, ::mkdir
 #include <sys/wait.h>  // WIFEXITED, WEXITSTATUS
-#include <unistd.h>    // ::read, ::dup, ::dup2, ::close, STDERR_FILENO
+#include <unistd.h>    // ::read, ::dup, ::dup2, ::close, ::chdir, ::getcwd, ::symlink, STDERR_FILENO
 
-#include <cerrno>       // ECHILD
-#include <cstdlib>      // ::setenv, ::unsetenv, std::getenv
+#include <cerrno>       // ECHILD, ENOENT, EACCES, ENOTDIR, ENAMETOOLONG, ELOOP
+#include <cstdlib>      // ::setenv, ::unsetenv, std::getenv, ::mkdtemp, std::system
+#include <fstream>      // std::ofstream
 #include <optional>     // std::optional
 #include <span>         // std::span
 #include <string>       // std::string
@@ -159,6 +165,172 @@ TEST_CASE("ChildProcess with SIGCHLD set to SIG_IGN: the lost child is reported 
   }
   ::sigaction(SIGCHLD, &before, nullptr);
   CHECK(pid_after == -1);
+}
+
+// ── Started as Node's spawn starts a child (docs/HARDENING.md, "Starting a
+// child as Node does"); tests/interop/spawn_like_node.test.mjs compares the
+// Node binding with Node's own spawn case by case.
+
+// A scratch directory, removed with everything in it.
+struct ScratchDir {
+  std::string path;
+  ScratchDir() {
+    char name[] = "/tmp/spinrpc-spawn-XXXXXX";
+    REQUIRE(::mkdtemp(name) != nullptr);
+    path = name;
+  }
+  ~ScratchDir() { std::system(("rm -rf '" + path + "'").c_str()); }
+  // Writes `text` to `name` here with `mode`; returns its path.
+  std::string write(const std::string& name, const std::string& text, mode_t mode = 0755) const {
+    const std::string file = path + "/" + name;
+    std::ofstream(file) << text;
+    REQUIRE(::chmod(file.c_str(), mode) == 0);
+    return file;
+  }
+};
+
+// What the child prints on stdout, and its wait status.
+struct Ran {
+  std::string out;
+  int status = -1;
+};
+Ran run(const std::string& executable, const std::vector<std::string>& args,
+        const std::optional<std::vector<std::string>>& environment = std::nullopt) {
+  PipePair in = make_pipe();
+  PipePair out = make_pipe();
+  ChildProcess child = ChildProcess::spawn(executable, args, in.read_end.get(), out.write_end.get(), {}, environment);
+  out.write_end.reset();
+  in.read_end.reset();
+  Ran ran;
+  char buf[256];
+  for (ssize_t n; (n = ::read(out.read_end.get(), buf, sizeof buf)) > 0;) ran.out.append(buf, static_cast<std::size_t>(n));
+  ran.status = child.wait();
+  return ran;
+}
+
+// The errno of a spawn that fails; 0 if it starts.
+int spawn_errno(const std::string& executable, const std::optional<std::vector<std::string>>& environment = std::nullopt) {
+  try {
+    run(executable, {"arg"}, environment);
+    return 0;
+  } catch (const SpawnError& e) {
+    CHECK(e.executable() == executable);
+    CHECK(e.args() == std::vector<std::string>{"arg"});
+    CHECK(std::string(e.what()).find("cannot spawn " + executable + ": ") == 0);
+    return e.code().value();
+  }
+}
+
+constexpr const char* kSays = "printf '%s' \"$0 $*\"\n";  // the script's $0 and arguments
+
+TEST_CASE("ChildProcess::spawn searches the PATH of the child's environment, as execvp") {
+  const ScratchDir dir;
+  dir.write("spinrpc-test-prog", std::string("#!/bin/sh\n") + kSays);
+  const std::string prog = dir.path + "/spinrpc-test-prog";
+  // The given environment's PATH, not ours.
+  CHECK(run("spinrpc-test-prog", {"a"}, std::vector<std::string>{"PATH=/nonexistent:" + dir.path}).out == prog + " a");
+  CHECK(spawn_errno("spinrpc-test-prog", std::vector<std::string>{"PATH=/nonexistent"}) == ENOENT);
+  // The first PATH entry wins, as the child's getenv finds it.
+  CHECK(run("spinrpc-test-prog", {}, std::vector<std::string>{"PATH=" + dir.path, "PATH=/nonexistent"}).out == prog + " ");
+  // No environment given: ours.
+  CHECK(spawn_errno("spinrpc-test-prog") == ENOENT);
+  const std::string saved = std::getenv("PATH");
+  ::setenv("PATH", (dir.path + ":" + saved).c_str(), 1);
+  CHECK(run("spinrpc-test-prog", {"b"}).out == prog + " b");
+  ::setenv("PATH", saved.c_str(), 1);
+  // No PATH at all: /bin:/usr/bin.
+  CHECK(run("sh", {"-c", "printf found"}, std::vector<std::string>{}).out == "found");
+  CHECK(spawn_errno("spinrpc-test-prog", std::vector<std::string>{"HOME=/"}) == ENOENT);
+}
+
+TEST_CASE("ChildProcess::spawn: an empty PATH entry is the current directory; a name with a slash is not searched") {
+  const ScratchDir dir;
+  dir.write("spinrpc-test-prog", std::string("#!/bin/sh\n") + kSays);
+  REQUIRE(::mkdir((dir.path + "/sub").c_str(), 0755) == 0);
+  dir.write("sub/spinrpc-test-sub", std::string("#!/bin/sh\n") + kSays);
+  char cwd[4096];
+  REQUIRE(::getcwd(cwd, sizeof cwd) != nullptr);
+  REQUIRE(::chdir(dir.path.c_str()) == 0);
+  for (const char* path : {"PATH=:/nonexistent", "PATH=/nonexistent:", "PATH=/nonexistent::/bin", "PATH="}) {
+    CAPTURE(path);
+    CHECK(run("spinrpc-test-prog", {"x"}, std::vector<std::string>{path}).out == "spinrpc-test-prog x");
+  }
+  REQUIRE(::chdir("/") == 0);
+  CHECK(spawn_errno("sub/spinrpc-test-sub", std::vector<std::string>{"PATH=" + dir.path}) == ENOENT);
+  CHECK(run(dir.path + "/sub/spinrpc-test-sub", {}).out == dir.path + "/sub/spinrpc-test-sub ");
+  REQUIRE(::chdir(cwd) == 0);
+}
+
+TEST_CASE("ChildProcess::spawn runs an executable without #! through /bin/sh (ENOEXEC)") {
+  const ScratchDir dir;
+  const std::string plain = dir.write("spinrpc-test-plain", kSays);
+  CHECK(run(plain, {"a", "b c"}).out == plain + " a b c");
+  CHECK(run("spinrpc-test-plain", {"x"}, std::vector<std::string>{"PATH=/nonexistent:" + dir.path}).out == plain + " x");
+  // An empty executable file too (the kernel says ENOEXEC; sh runs nothing).
+  const std::string empty = dir.write("spinrpc-test-empty", "");
+  CHECK(run(empty, {}).status == 0);
+}
+
+TEST_CASE("ChildProcess::spawn: argv[0] is the name as given") {
+  CHECK(run("sh", {"-c", "tr '\\0' ' ' < /proc/$$/cmdline"}).out == "sh -c tr '\\0' ' ' < /proc/$$/cmdline ");
+  CHECK(run("/bin/sh", {"-c", "tr '\\0' ' ' < /proc/$$/cmdline"}).out == "/bin/sh -c tr '\\0' ' ' < /proc/$$/cmdline ");
+}
+
+TEST_CASE("ChildProcess::spawn: EACCES when a file is found but none can run; ENOENT, ENOTDIR as execvp gives them") {
+  const ScratchDir first;
+  const ScratchDir second;
+  const std::string denied = first.write("spinrpc-test-mode", std::string("#!/bin/sh\n") + kSays, 0644);
+  CHECK(spawn_errno(denied) == EACCES);
+  CHECK(spawn_errno(first.path) == EACCES);  // a directory
+  CHECK(spawn_errno("spinrpc-test-mode", std::vector<std::string>{"PATH=" + first.path + ":/nonexistent"}) == EACCES);
+  // A later entry that has one that runs: that one runs.
+  const std::string allowed = second.write("spinrpc-test-mode", std::string("#!/bin/sh\n") + kSays);
+  CHECK(run("spinrpc-test-mode", {}, std::vector<std::string>{"PATH=" + first.path + ":" + second.path}).out == allowed + " ");
+  CHECK(spawn_errno(denied + "/x") == ENOTDIR);
+  CHECK(spawn_errno("/nonexistent/spinrpc") == ENOENT);
+  CHECK(spawn_errno(std::string(300, 'x')) == ENAMETOOLONG);
+  CHECK(spawn_errno("") == ENOENT);
+  // A #! interpreter that does not exist: ENOENT for the script, and a
+  // search goes on past it.
+  CHECK(spawn_errno(first.write("spinrpc-test-interp", "#!/nonexistent/sh\n")) == ENOENT);
+  const std::string interp = second.write("spinrpc-test-interp", std::string("#!/bin/sh\n") + kSays);
+  CHECK(run("spinrpc-test-interp", {}, std::vector<std::string>{"PATH=" + first.path + ":" + second.path}).out == interp + " ");
+  // A symlink loop ends the search: ELOOP, not ENOENT.
+  REQUIRE(::symlink((first.path + "/loop-b").c_str(), (first.path + "/loop-a").c_str()) == 0);
+  REQUIRE(::symlink((first.path + "/loop-a").c_str(), (first.path + "/loop-b").c_str()) == 0);
+  CHECK(spawn_errno(first.path + "/loop-a") == ELOOP);
+  CHECK(spawn_errno("loop-a", std::vector<std::string>{"PATH=" + first.path + ":" + second.path}) == ELOOP);
+}
+
+TEST_CASE("ChildProcess::spawn: every signal from 1 to 31 at its default, an empty mask, whatever we set") {
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  ::sigemptyset(&ignore.sa_mask);
+  struct sigaction before_usr1 {};
+  struct sigaction before_xfsz {};
+  REQUIRE(::sigaction(SIGUSR1, &ignore, &before_usr1) == 0);
+  REQUIRE(::sigaction(SIGXFSZ, &ignore, &before_xfsz) == 0);
+  sigset_t block;
+  sigset_t before_mask;
+  ::sigemptyset(&block);
+  ::sigaddset(&block, SIGTERM);
+  ::sigaddset(&block, SIGUSR2);
+  REQUIRE(::pthread_sigmask(SIG_BLOCK, &block, &before_mask) == 0);
+  // grep reports its own state: what exec left it.
+  const Ran ran = run("grep", {"-E", "^Sig(Blk|Ign):", "/proc/self/status"});
+  ::pthread_sigmask(SIG_SETMASK, &before_mask, nullptr);
+  ::sigaction(SIGUSR1, &before_usr1, nullptr);
+  ::sigaction(SIGXFSZ, &before_xfsz, nullptr);
+  CHECK(ran.out == "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n");
+}
+
+TEST_CASE("ChildProcess::spawn: the child has fds 0, 1 and 2 only, close-on-exec or not here") {
+  const int leaked = ::open("/dev/null", O_RDONLY);  // no O_CLOEXEC
+  REQUIRE(leaked >= 0);
+  // The shell's own descriptors; the directory the glob reads is closed by the test -e.
+  const Ran ran = run("sh", {"-c", "for f in /proc/$$/fd/*; do [ -e \"$f\" ] && printf ' %s' \"${f##*/}\"; done"});
+  ::close(leaked);
+  CHECK(ran.out == " 0 1 2");
 }
 
 }  // namespace

@@ -1,7 +1,11 @@
 #!/usr/bin/env node
 // record: makes the committed workload trace (bench/workload/README.md).
 //
-//   node bench/workload/record.mjs [--every K] [--out FILE]
+//   node bench/workload/record.mjs [--ts ID] [--every K] [--out FILE]
+//
+// --ts ID  the TypeScript version whose client walks and whose own server
+//          answers (an id of tests/interop/versions.mjs; default 7.0, the
+//          released typescript@7.0.2)
 //
 // 1. npm ci here (bench/workload/package-lock.json: aws-cdk-lib and
 //    constructs; CI never installs them), unless already installed;
@@ -17,7 +21,7 @@
 //    when FILE ends in .gz, plain text otherwise).
 //
 // Needs build/bin/spinrpc-record-proxy (SPINRPC_BUILD_DIR) and the interop
-// suite's tsgo (SPINRPC_TSGO overrides it).
+// suite's npm install of that version (SPINRPC_TSGO overrides its server).
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
@@ -25,27 +29,31 @@ import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { DEFAULT_EVERY, ensureLibrary, writeSampleProject } from "./library.mjs";
 import { HEADER_PREFIX, TRACE_VERSION, writeTrace } from "./trace_file.mjs";
+import { VERSIONS } from "../../tests/interop/versions.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const REPO = resolve(HERE, "..", "..");
 const BUILD = process.env.SPINRPC_BUILD_DIR ?? join(REPO, "build");
 const PROXY = join(BUILD, "bin", "spinrpc-record-proxy");
-const TSGO = process.env.SPINRPC_TSGO ?? join(REPO, "tests", "interop", "node_modules", "@typescript", "native-preview-linux-x64", "lib", "tsgo");
 const OUT_DIR = join(REPO, "bench", "out", "workload");
 const WALK = join(HERE, "walk.mjs");
 
-const opts = { every: DEFAULT_EVERY, out: join(HERE, "aws-cdk-lib.trace.gz") };
+const opts = { ts: "7.0", every: DEFAULT_EVERY, out: join(HERE, "aws-cdk-lib.trace.gz") };
 {
   const argv = process.argv.slice(2);
-  const usage = "usage: node bench/workload/record.mjs [--every K] [--out FILE]";
+  const usage = "usage: node bench/workload/record.mjs [--ts ID] [--every K] [--out FILE]";
   if (argv.includes("--help") || argv.includes("-h")) { console.log(usage); process.exit(0); }
   for (let i = 0; i < argv.length; i++) {
-    if (argv[i] === "--every") opts.every = Number(argv[++i]);
+    if (argv[i] === "--ts") opts.ts = argv[++i];
+    else if (argv[i] === "--every") opts.every = Number(argv[++i]);
     else if (argv[i] === "--out") opts.out = resolve(argv[++i]);
     else { console.error(`record: unknown argument ${argv[i]}\n${usage}`); process.exit(2); }
   }
   if (!Number.isInteger(opts.every) || opts.every < 1) { console.error("record: --every wants a positive integer"); process.exit(2); }
 }
+const TS = VERSIONS.find((v) => v.id === opts.ts);
+if (!TS) { console.error(`record: --ts ${opts.ts} is not one of ${VERSIONS.map((v) => v.id).join(", ")}`); process.exit(2); }
+const TSGO = process.env.SPINRPC_TSGO ?? TS.server;
 for (const [what, path] of [["spinrpc-record-proxy", PROXY], ["tsgo", TSGO]]) {
   if (!existsSync(path)) { console.error(`record: ${what} not found at ${path}`); process.exit(1); }
 }
@@ -58,7 +66,7 @@ mkdirSync(OUT_DIR, { recursive: true });
 function walk(project, name, viaProxy) {
   const files = { out: join(OUT_DIR, `${name}.out`), gaps: join(OUT_DIR, `${name}.gaps`), json: join(OUT_DIR, `${name}.json`), raw: join(OUT_DIR, `${name}.raw`) };
   const env = { ...process.env, SPINRPC_RECORD_TSGO: TSGO, SPINRPC_RECORD_OUT: files.raw };
-  execFileSync(process.execPath, [WALK, "--project", project, "--tsgo", viaProxy ? PROXY : TSGO, "--out", files.out, "--gaps", files.gaps, "--json", files.json], { env, stdio: "inherit" });
+  execFileSync(process.execPath, [WALK, "--ts", TS.id, "--project", project, "--tsgo", viaProxy ? PROXY : TSGO, "--out", files.out, "--gaps", files.gaps, "--json", files.json], { env, stdio: "inherit" });
   if (viaProxy) {
     // The proxy writes its record once the client has gone; wait for it.
     const deadline = Date.now() + 60_000;
@@ -97,12 +105,11 @@ const lines = rows.map(([m, req, reply, , serverNs], i) => {
   if (gaps[i][0] !== names[m]) throw new Error(`record: request ${i}: walker ${gaps[i][0]}, proxy ${names[m]}`);
   return [m, req, reply, serverNs, Number(gaps[i][1])];
 });
-const npv = JSON.parse(readFileSync(join(REPO, "tests", "interop", "node_modules", "@typescript", "native-preview", "package.json"), "utf8")).version;
 const header = [
   `${HEADER_PREFIX}${TRACE_VERSION} (bench/workload/README.md)`,
-  `# command: node bench/workload/record.mjs${opts.every === DEFAULT_EVERY ? "" : ` --every ${opts.every}`}`,
+  `# command: node bench/workload/record.mjs${opts.ts === "7.0" ? "" : ` --ts ${opts.ts}`}${opts.every === DEFAULT_EVERY ? "" : ` --every ${opts.every}`}`,
   `# library: aws-cdk-lib@${lockedVersion} .d.ts, ${sample.length} of ${modules.length} modules (sorted, every ${opts.every}th from the first): ${sample.join(",")}`,
-  `# client: walk.mjs on @typescript/native-preview@${npv} (JS SyncRpcChannel), node ${process.version}; server: its tsgo --timing behind spinrpc-record-proxy`,
+  `# client: walk.mjs on ${TS.name}@${TS.version} (JS SyncRpcChannel), node ${process.version}; server: its own ${TS.server.split("/").pop()} --timing behind spinrpc-record-proxy`,
   `# recorded: ${new Date().toISOString()}, ${cpus().length} CPUs, load average ${load.map((x) => x.toFixed(2)).join(" ")} at start; walk ${(rec.wallMs / 1000).toFixed(1)} s`,
   `# methods ${names.join(" ")}`,
   "# columns: method (index into methods) request_bytes reply_bytes server_ns gap_ns",

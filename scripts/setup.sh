@@ -108,3 +108,11 @@ npm_ci_unless_installed "$ROOT/tests/interop"
 # node/'s: node-addon-api (header-only C++ over Node-API) for the addon, and
 # require-in-the-middle for register.mjs on Node before 22.15.
 npm_ci_unless_installed "$ROOT/node"
+
+# A Node 22 beside the machine's for the hook tests that need
+# module.registerHooks (tests/interop/hook_versions.test.mjs; scripts/test.sh
+# sets SPINRPC_NODE22 to it). Only on linux-x64, the one platform its
+# package serves.
+if [[ "$(uname -s)-$(uname -m)" == Linux-x86_64 ]]; then
+  npm_ci_unless_installed "$ROOT/tests/node22"
+fi

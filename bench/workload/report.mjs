@@ -10,7 +10,8 @@
 // --replay-json  spinrpc-replay --json at --parallel 1 (figure 2)
 // --concurrency-json  spinrpc-replay --json at --parallel 1,2,3,4 (figure 4)
 // --js-json      bench/workload/replay.mjs --json (the client's own channel)
-// --e2e-json     bench/workload/e2e.mjs --json (figure 3; the lead runs it)
+// --e2e-json     bench/workload/e2e.mjs --json (figure 3), one file per
+//                TypeScript version, comma-separated
 // --load-before  the load average when the replays started (run.sh passes it)
 // The section replaces the one already in --out (between its markers) or is
 // appended. Ratios are medians of per-round paired ratios, every round listed.
@@ -18,6 +19,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 
 import { percentile } from "../reporting/stats.mjs";
 import { readTrace, TraceError } from "./trace_file.mjs";
@@ -165,29 +167,44 @@ for (const n of [...new Set(conc.map((r) => r.parallel))].sort((a, b) => a - b))
 }
 if (conc.length) say("", `Requests per replay: ${conc[0].requests}.`, "");
 
-say("### 3. End to end: the real walk against the real tsgo, pure-JS client vs the Node binding", "");
-const e2e = jsonLines(args.e2eJson);
-if (e2e.length) {
-  say("| round | client | wall, s | client CPU, s | tsgo CPU, s | load (1 min) | suspensions | waits blocked while suspended | `spin_contended` / `stolen_yields` |",
-    "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
-  const spinCells = (s) => s ? `${s.suspensions} | ${s.blockedWhileSuspended.toLocaleString("en-US")} | ${s.spinContended} / ${s.stolenYields}` : " |  | ";
-  for (const r of e2e) say(`| ${r.round} | ${r.client} | ${f2(r.wallMs / 1e3)} | ${f2(r.clientCpuMs / 1e3)} | ${f2(r.serverCpuMs / 1e3)} | ${f2(r.load1)} | ${spinCells(r.spin)} |`);
+say("### 3. End to end: the real walk against each version's own server, pure-JS client vs the Node binding", "");
+// --e2e-json takes one file per version, comma-separated (e2e.mjs --json
+// empties its file first, so each version's run has its own).
+const e2eFiles = (args.e2eJson ?? "").split(",").filter(Boolean);
+const e2eRuns = e2eFiles.map((file) => ({ file, rows: jsonLines(file) })).filter((run) => run.rows.length);
+const spinCells = (s) => s ? `${s.suspensions} | ${s.blockedWhileSuspended.toLocaleString("en-US")} | ${s.spinContended} / ${s.stolenYields}` : " |  | ";
+for (const { file, rows } of e2eRuns) {
+  const ts = rows[0].ts ?? "preview";
+  say(`#### ${rows[0].tsVersion ? `typescript ${rows[0].tsVersion}` : ts} (\`--ts ${ts}\`)`, "",
+    "| round | variant | wall, s | client CPU, s | server CPU, s | load (1 min) | requests | suspensions | waits blocked while suspended | `spin_contended` / `stolen_yields` |",
+    "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+  for (const r of rows) {
+    const requests = r.batch ? `${r.batchCalls} (${r.questions.toLocaleString("en-US")} questions)` : r.requests.toLocaleString("en-US");
+    say(`| ${r.round} | ${r.client} | ${f2(r.wallMs / 1e3)} | ${f2(r.clientCpuMs / 1e3)} | ${f2(r.serverCpuMs / 1e3)} | ${f2(r.load1)} | ${requests} | ${spinCells(r.spin)} |`);
+  }
   const byRound = new Map();
-  for (const r of e2e) { if (!byRound.has(r.round)) byRound.set(r.round, {}); byRound.get(r.round)[r.client] = r; }
-  say("", `Made by \`node bench/workload/e2e.mjs --import node/register.mjs --rounds ${byRound.size} --json bench/out/workload/e2e.json\` (${e2e[0].requests} requests per walk; both clients' output identical, checked by e2e.mjs).`);
-  const ratios = [...byRound.values()].filter((v) => v.js && v.binding).map((v) => v.binding.wallMs / v.js.wallMs);
-  if (ratios.length) say("", `binding / pure JS wall clock: per round ${ratios.map(f2).join(", ")}; median **${f2(median(ratios))}×**.`);
-  if (e2e.some((r) => r.spin)) {
-    say("", "The last three columns are the binding's `stats()` at the walk's end: suspensions of spinning, the waits that blocked while suspended " +
-      "(each costs a wake-up), and the contentions (`spin_contended`: chiefly yields that came back over 20 µs late with the binding's thread switched out, another task on its CPU; " +
-      "each suspends spinning) and the yields that came back late without a switch (`stolen_yields`, over 3 µs: the host's or interrupts' time, not taken for contention; " +
-      "docs/SPIN-NOTES.md#a-late-yield-is-contention-only-if-another-task-ran). The pure-JS channel has no counters.");
+  for (const r of rows) { if (!byRound.has(r.round)) byRound.set(r.round, {}); byRound.get(r.round)[r.client] = r; }
+  const sha = new Set(rows.map((r) => r.outputSha1).filter(Boolean));
+  say("", `Made by \`node bench/workload/e2e.mjs --ts ${ts} --import node/register.mjs --rounds ${byRound.size} --json ${relative(resolve(dirname(fileURLToPath(import.meta.url)), "..", ".."), resolve(file))}\`; ` +
+    `every walk's output identical (checked by e2e.mjs${sha.size === 1 ? `; sha1 ${[...sha][0].slice(0, 12)}` : ""}).`, "");
+  for (const [label, num, den] of [["binding / pure JS", "binding", "js"], ["pure JS + batch / pure JS", "js+batch", "js"],
+    ["binding + batch / binding", "binding+batch", "binding"], ["binding + batch / pure JS", "binding+batch", "js"]]) {
+    const ratios = [...byRound.values()].filter((v) => v[num] && v[den]).map((v) => v[num].wallMs / v[den].wallMs);
+    if (ratios.length) say(`- ${label} wall clock: per round ${ratios.map(f2).join(", ")}; median **${f2(median(ratios))}×**.`);
   }
   say("");
-} else {
-  say("Not measured in this run (it needs the Node binding and aws-cdk-lib). The command, from the repository root:", "",
-    "    node bench/workload/e2e.mjs --import node/register.mjs --rounds 5 --json bench/out/workload/e2e.json", "",
-    "then re-run this report with `--e2e-json bench/out/workload/e2e.json` (bench/workload/README.md).", "");
+}
+if (e2eRuns.some(({ rows }) => rows.some((r) => r.spin))) {
+  say("The last three columns are the binding's `stats()` at the walk's end: suspensions of spinning, the waits that blocked while suspended " +
+    "(each costs a wake-up), and the contentions (`spin_contended`: chiefly yields that came back over 20 µs late with the binding's thread switched out, another task on its CPU; " +
+    "each suspends spinning) and the yields that came back late without a switch (`stolen_yields`, over 3 µs: the host's or interrupts' time, not taken for contention; " +
+    "docs/SPIN-NOTES.md#a-late-yield-is-contention-only-if-another-task-ran). The pure-JS channel has no counters.", "");
+}
+if (!e2eRuns.length) {
+  say("Not measured in this run (it needs the Node binding and aws-cdk-lib). The commands, from the repository root:", "",
+    "    node bench/workload/e2e.mjs --ts 7.0 --import node/register.mjs --rounds 5 --json bench/out/workload/e2e.json",
+    "    node bench/workload/e2e.mjs --ts 7.1-dev --import node/register.mjs --rounds 3 --json bench/out/workload/e2e-7.1-dev.json", "",
+    "then re-run this report with `--e2e-json bench/out/workload/e2e.json,bench/out/workload/e2e-7.1-dev.json` (bench/workload/README.md).", "");
 }
 if (args.command) say(`Replays made by \`${args.command}\`.`, "");
 say("<!-- workload:end -->");

@@ -54,8 +54,12 @@ if [[ -f "$ROOT/tests/interop/node_modules/@typescript/native-preview/dist/api/s
   SPINRPC_BUILD_DIR="$BUILD_DIR" node "$ROOT/bench/workload/replay.mjs" --trace "$TRACE" "${js[@]}" --json "$OUT/replay-js.json" >/dev/null
   js_json=(--js-json "$OUT/replay-js.json")
 fi
+e2e_files=()
+for f in "$ROOT"/bench/out/workload/e2e.json "$ROOT"/bench/out/workload/e2e-*.json; do
+  [[ -f "$f" ]] && e2e_files+=("$f")
+done
 e2e_json=()
-[[ -f "$ROOT/bench/out/workload/e2e.json" ]] && e2e_json=(--e2e-json "$ROOT/bench/out/workload/e2e.json")
+((${#e2e_files[@]})) && e2e_json=(--e2e-json "$(IFS=,; echo "${e2e_files[*]}")")
 node "$ROOT/bench/workload/report.mjs" --trace "$TRACE" --replay-json "$OUT/replay.json" \
   --concurrency-json "$OUT/concurrency.json" "${js_json[@]}" "${e2e_json[@]}" \
   --load-before "$load_before" --out "$report" --png-dir "$png_dir" --command "$command" "${smoke_flag[@]}"

@@ -7,6 +7,7 @@
 #include <poll.h>      // ::poll
 #include <signal.h>    // SIGTERM, SIGINT
 #include <spawn.h>     // ::posix_spawn
+#include <sys/ioctl.h>  // ::ioctl, FIONREAD
 #include <sys/wait.h>  // ::waitpid, WIFEXITED, WEXITSTATUS
 #include <unistd.h>    // ::write, ::read
 
@@ -15,6 +16,7 @@
 #include <optional>  // std::optional
 #include <string>    // std::string
 #include <vector>    // std::vector
+
 
 #include <doctest/doctest.h>
 
@@ -340,9 +342,13 @@ Signalled signal_server(const std::vector<std::byte>& input, std::size_t expect_
     REQUIRE(n > 0);
     got.append(buf, static_cast<std::size_t>(n));
   }
-  // The server has read what it was sent once the reply is out; for a
-  // partial frame, give it a moment to read those bytes.
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  // The server has read what it was sent once the reply is out; a partial
+  // frame, once the pipe holds none of it (FIONREAD on either end counts
+  // the bytes not yet read), however slow the server is (TSan).
+  REQUIRE(eventually([&] {
+    int unread = 0;
+    return ::ioctl(in.write_end.get(), FIONREAD, &unread) == 0 && unread == 0;
+  }));
   REQUIRE(eventually([&] { return spinrpc::test::catches_signal(server.pid(), sig); }));
   server.signal(sig);
   Signalled result;

@@ -1,6 +1,10 @@
 // The real TypeScript client (bench/node/echo_latency.mjs).
 
+import { relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { count, ratio, secs, table, us } from "../format.mjs";
+
+const REPO = resolve(fileURLToPath(new URL("../../..", import.meta.url)));
 
 /** Appends this section to the report through `say` (see bench/report.mjs). */
 export default function section({ say, nodeRun }) {
@@ -15,7 +19,7 @@ export default function section({ say, nodeRun }) {
       "(set through TSGO_SYNC_SPIN_* in its environment, checked with getChannelStats). Its floors are Node's own: the same message size " +
       "through `cat` over two pipes, blocking and polled.", "");
     say(`Servers: ${nodeRun.servers.spinrpc.version_line}; \`${label}\`: ` +
-      (own.overridden ? `\`${own.path}\` (SPINRPC_TSGO)` : `${nodeRun.ts.name} ${nodeRun.ts.version}'s own server`) +
+      (own.overridden ? `\`${relative(REPO, own.path)}\` (SPINRPC_TSGO)` : `${nodeRun.ts.name} ${nodeRun.ts.version}'s own server`) +
       `, \`${label} --version\`: ${own.version_line}` +
       (own.mismatch ? ` — not the client's own server (the client is ${nodeRun.ts.name} ${nodeRun.ts.version})` : "") + ".", "");
     const fb = nodeRun.variants.find((v) => v.floor === "blocking");

@@ -38,13 +38,13 @@
 // version is named so.
 
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { isDeepStrictEqual } from "node:util";
 import { basename, dirname, join, resolve } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
+import { resolvePeers } from "./peers.mjs";
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
-const VERSIONS_MJS = join(REPO, "tests", "interop", "versions.mjs");
 
 function usage(msg) {
   // --help (no message) is a request: stdout, exit 0; a bad argument: stderr, exit 2.
@@ -69,24 +69,8 @@ const opts = { ts: "7.0", count: 2000, inflight: 10000, big: 20, rounds: 5, warm
   if (opts.rounds < 1 || opts.count < 1) usage("--rounds and --count must be at least 1");
 }
 
-/** The TypeScript 7 version --ts names (tests/interop/versions.mjs). */
-let TS;
-try {
-  TS = (await import(pathToFileURL(VERSIONS_MJS).href)).version(opts.ts);
-} catch (e) {
-  console.error(`async_echo: --ts ${opts.ts}: ${e.message}` +
-    (e.code === "ENOENT" || e.code === "ERR_MODULE_NOT_FOUND" ? "; run npm ci in tests/interop (scripts/setup.sh)" : ""));
-  process.exit(1);
-}
-const SPINRPC = process.env.SPINRPC_SERVER || join(REPO, "build", "bin", "spinrpc-server");
-/** The reference server: the version's own, unless SPINRPC_TSGO names another. */
-const OWN = process.env.SPINRPC_TSGO || TS.server;
-for (const [name, path] of [["spinrpc-server", SPINRPC], [`${TS.name} ${TS.version}'s server`, OWN]]) {
-  if (!existsSync(path)) {
-    console.error(`async_echo: ${name} not found at ${path}`);
-    process.exit(1);
-  }
-}
+/** The TypeScript 7 version --ts names, and the two servers (bench/node/peers.mjs). */
+const { TS, SPINRPC, OWN } = await resolvePeers("async_echo", opts.ts);
 const { API } = await import(TS.asyncUrl);
 const CLIENT = `${TS.name} ${TS.version}`;
 /** The first line `exe --version` prints. */

@@ -79,11 +79,11 @@ import { existsSync, readSync, writeFileSync, writeSync } from "node:fs";
 import { cpus } from "node:os";
 import { procCpuSeconds, selfCpuSeconds } from "./proc_cpu.mjs";
 import { basename, dirname, join, resolve } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
+import { resolvePeers } from "./peers.mjs";
 import { IntegrityError, JOBS, NPAYLOADS, makePayloads, mismatch } from "./jobs.mjs";
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
-const VERSIONS_MJS = join(REPO, "tests", "interop", "versions.mjs");
 const REGISTER = join(REPO, "node", "register.mjs");
 const ADDON = join(REPO, "node", "build", "spinrpc.node");
 const JOB_CHILD = join(REPO, "bench", "node", "job_child.mjs");
@@ -143,27 +143,8 @@ const opts = {
 
 // ── peers and the real client ─────────────────────────────────────────
 
-/** The TypeScript 7 version --ts names (tests/interop/versions.mjs). */
-let TS;
-try {
-  TS = (await import(pathToFileURL(VERSIONS_MJS).href)).version(opts.ts);
-} catch (e) {
-  console.error(`echo_latency: --ts ${opts.ts}: ${e.message}` +
-    (e.code === "ENOENT" || e.code === "ERR_MODULE_NOT_FOUND" ? "; run npm ci in tests/interop (scripts/setup.sh)" : ""));
-  process.exit(1);
-}
-const SPINRPC = process.env.SPINRPC_SERVER || join(REPO, "build", "bin", "spinrpc-server");
-/** The reference server: the version's own, unless SPINRPC_TSGO names another. */
-const OWN = process.env.SPINRPC_TSGO || TS.server;
-for (const [name, path, hint] of [
-  ["spinrpc-server", SPINRPC, "build it with scripts/build.sh"],
-  [`${TS.name} ${TS.version}'s server`, OWN, process.env.SPINRPC_TSGO ? "SPINRPC_TSGO names it" : "run npm ci in tests/interop (scripts/setup.sh)"],
-]) {
-  if (!existsSync(path)) {
-    console.error(`echo_latency: ${name} not found at ${path}: ${hint}`);
-    process.exit(1);
-  }
-}
+/** The TypeScript 7 version --ts names, and the two servers (bench/node/peers.mjs). */
+const { TS, SPINRPC, OWN } = await resolvePeers("echo_latency", opts.ts);
 if (opts.binding && !existsSync(ADDON)) {
   console.error(`echo_latency: spinrpc's Node.js addon is not built at ${ADDON}: build it with scripts/build.sh, or pass --no-binding`);
   process.exit(1);

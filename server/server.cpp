@@ -117,7 +117,7 @@ void Server::dispatch(FdChannel& channel, std::string_view method, ByteView payl
       // No params: an empty payload, as tsgo hands echo (view, not a temporary).
       const std::string_view item_params = request.params ? std::string_view(*request.params) : std::string_view();
       RequestContext item(channel, request.method, as_bytes(item_params), item_reply_);
-      const bool item_ok = request.method != kBatchRequests && run(item);
+      const bool item_ok = run(item);
       append_item_entry(item, item_ok, as_text(item.response_payload()), /*sync=*/true, entry);
     }, reply);
     channel.write_frame(ok ? MessageType::Response : MessageType::Error, name,
@@ -183,6 +183,10 @@ bool Server::answer_batch(std::string_view params, const BatchItemRunner& run_it
     entries.reserve(batch.requests.size());
     for (const detail::BatchParams::Item& request : batch.requests) {
       std::string& entry = entries.emplace_back();
+      if (request.method == kBatchRequests) {
+        detail::append_batch_error(entry, request.method, kNestedBatch);
+        continue;
+      }
       run_item(request, entry);
       // An entry no page can carry (with the largest token it may need)
       // becomes an error that says so, never a cut or refused reply.
@@ -207,9 +211,7 @@ bool Server::answer_batch(std::string_view params, const BatchItemRunner& run_it
 void Server::append_item_entry(RequestContext& item, bool ok, std::string_view result, bool sync,
                                std::string& entry) {
   const std::string_view method = item.method();
-  if (method == kBatchRequests) {
-    detail::append_batch_error(entry, method, kNestedBatch);
-  } else if (!ok) {
+  if (!ok) {
     detail::append_batch_error(entry, method, error_text_);
   } else if (sync && item.reply_is_binary()) {
     detail::append_batch_binary_result(entry, method, result);

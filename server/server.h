@@ -111,8 +111,9 @@ class Server {
   // Runs the handler for ctx.method() and records its time; false means
   // error_text_ holds the Error payload.
   bool run(RequestContext& ctx);
-  // batchRequests: runs each item through `run_item`, which appends its
-  // response entry; false means error_text_ holds the Error payload.
+  // batchRequests: runs each item but a nested batchRequests through
+  // `run_item`, which appends its response entry; false means error_text_
+  // holds the Error payload.
   using BatchItemRunner = std::function<void(const detail::BatchParams::Item&, std::string& entry)>;
   bool answer_batch(std::string_view params, const BatchItemRunner& run_item, std::string& reply);
   // One item's entry once run() has answered it (`ok`): `result` is its

@@ -158,7 +158,7 @@ export function createTransport(options = {}) {
   };
 }
 
-// The version's server, found by its own lib/getExePath.js (7.0 and
+// The version's server, as its own lib/getExePath.js resolves it (7.0 and
 // 7.1.0-beta take no argument, the nightlies the Node modules).
 function serverOf(ts) {
   const { default: getExePath } = nodeModule.createRequire(join(ts.dir, "package.json"))(join(ts.dir, "lib", "getExePath.js"));

@@ -10,7 +10,7 @@ export default function section({ say, nodeRun }) {
   const b = nodeRun?.binding;
   if (!b) return;
   // The version's own server is "own" in the JSON and named by its
-  // executable (tsc, tsgo) in rows; a table's variants are found by channel
+  // executable (tsc, tsgo) in rows; a table's variants are looked up by channel
   // ("pure-JS", "binding", "floor") and server ("spinrpc-server", "own").
   const label = nodeRun.servers.own.label;
   const name = (channel, server) => b.channels.find((c) => c.channel === channel && c.server === server)?.name;

@@ -7,7 +7,7 @@
 #include <unistd.h>  // ::execv, ::readlink
 
 #include "app/command_line.h"
-#include "channel/stderr_lines.h"
+#include "descriptor/stderr_lines.h"
 
 namespace spinrpc {
 

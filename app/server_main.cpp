@@ -10,13 +10,13 @@
 #include <fcntl.h>       // ::fcntl, ::open
 #include <unistd.h>      // ::write, ::close
 
-#include "channel/stderr_lines.h"
+#include "descriptor/stderr_lines.h"
 #include "app/shutdown_on_signal.h"
-#include "channel/descriptor_table.h"
+#include "descriptor/descriptor_table.h"
 #include "channel/fd_channel.h"
 #include "channel/json_rpc_channel.h"
 #include "channel/peer_closed.h"
-#include "channel/spin_config.h"
+#include "wait/spin_config.h"
 #include "protocol/protocol_error.h"
 #include "server/channel_stats_json.h"
 #include "transport/created_files.h"
@@ -154,7 +154,7 @@ int serve(const CommandLine& line, const std::string& program, const AddMethods&
     // watcher (and a socket's rejecter) need none of what it opens or
     // closes from now on. A table of its own keeps each read(2) and
     // write(2) free of a reference count on the file: ~0.1 µs of a spun
-    // round trip (channel/descriptor_table.h). What the others hold is
+    // round trip (descriptor/descriptor_table.h). What the others hold is
     // released when they end, as the process exits.
     own_descriptor_table();
     try {

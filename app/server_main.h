@@ -44,7 +44,7 @@ inline void serve_async_in_process(Server& server, JsonRpcChannel& channel) { se
 /// changed. Meant to own the process: once the connection is open, the
 /// calling thread takes a descriptor table of its own (unshare(2)), so
 /// threads the application started before no longer see the fds it opens
-/// or closes from then on (channel/descriptor_table.h).
+/// or closes from then on (descriptor/descriptor_table.h).
 /// `program` names the executable in messages. `serve_async` null: this
 /// executable has no --async, which then exits 1 with one line. Returns
 /// the exit status.

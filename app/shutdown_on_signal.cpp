@@ -11,7 +11,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 
-#include "channel/stderr_lines.h"
+#include "descriptor/stderr_lines.h"
 #include "transport/created_files.h"
 
 namespace spinrpc {

@@ -24,7 +24,7 @@ namespace spinrpc::bench {
 ///   samples, mean_us, p50_us, p75_us, p99_us, max_us  (the latencies)
 ///   wall_s, client_cpu_s, server_cpu_s                (the timed loop; -1: unknown)
 ///   cli_/srv_ + every counter of kChannelCounters, under its own name
-///            (channel/channel_stats.h; when set). spin_time_us is wall
+///            (wait/channel_stats.h; when set). spin_time_us is wall
 ///            time, so a spinner that yielded its CPU away still counts.
 /// and writes the raw latencies to plan.latency_dir.
 class Measurement {

@@ -31,7 +31,7 @@
 #include "bench/timed_loop.h"
 #include "bench/spin_counters.h"
 #include "bench/workloads.h"
-#include "channel/pipe.h"
+#include "descriptor/pipe.h"
 
 namespace spinrpc::bench {
 

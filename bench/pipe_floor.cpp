@@ -10,7 +10,7 @@
 #include <system_error>  // std::system_error
 #include <vector>        // std::vector
 
-#include "channel/pipe.h"
+#include "descriptor/pipe.h"
 
 namespace spinrpc::bench {
 

@@ -4,7 +4,7 @@
 #include <span>         // std::span
 #include <string_view>  // std::string_view
 
-#include "channel/unique_fd.h"
+#include "descriptor/unique_fd.h"
 #include "protocol/frame.h"
 
 namespace spinrpc::bench {

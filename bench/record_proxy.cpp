@@ -37,7 +37,7 @@
 #include <simdjson.h>
 
 #include "channel/fd_channel.h"
-#include "channel/pipe.h"
+#include "descriptor/pipe.h"
 #include "client-shim/child_process.h"
 #include "protocol/protocol_error.h"
 

@@ -4,7 +4,7 @@
 #include <chrono>   // std::chrono::microseconds
 #include <cstdint>  // std::uint64_t
 
-#include "channel/channel_stats.h"
+#include "wait/channel_stats.h"
 #include "client-shim/sync_rpc_channel.h"
 
 namespace spinrpc::bench {

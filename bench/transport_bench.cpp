@@ -49,7 +49,7 @@
 #include "bench/registration.h"
 #include "bench/timed_loop.h"
 #include "bench/workloads.h"
-#include "channel/unique_fd.h"
+#include "descriptor/unique_fd.h"
 #include "client-shim/child_process.h"
 #include "transport/unix_socket.h"
 

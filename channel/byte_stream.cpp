@@ -16,8 +16,8 @@
 #include <utility>    // std::move
 
 #include "channel/peer_closed.h"
-#include "channel/syscall.h"
-#include "channel/timed_out.h"
+#include "descriptor/syscall.h"
+#include "wait/timed_out.h"
 
 namespace spinrpc {
 namespace {

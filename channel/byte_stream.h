@@ -12,13 +12,13 @@
 #include <string_view>  // std::string_view
 #include <vector>    // std::vector
 
-#include "channel/channel_stats.h"
-#include "channel/lent_copies.h"
-#include "channel/page_offset_bytes.h"
-#include "channel/pipe.h"
-#include "channel/spin_policy.h"
+#include "wait/channel_stats.h"
+#include "descriptor/lent_copies.h"
+#include "descriptor/page_offset_bytes.h"
+#include "descriptor/pipe.h"
+#include "wait/spin_policy.h"
 #include "channel/spin_reader.h"
-#include "channel/unique_fd.h"
+#include "descriptor/unique_fd.h"
 #include "protocol/frame.h"
 
 namespace spinrpc {
@@ -203,7 +203,7 @@ class ByteStream {
 
   /// Bounds the fills and writes that follow: a fill that has no byte by
   /// `deadline`, or a write on a non-blocking fd still waiting for room then,
-  /// throws TimedOut (channel/timed_out.h). std::nullopt removes the bound.
+  /// throws TimedOut (wait/timed_out.h). std::nullopt removes the bound.
   /// A blocking out fd cannot be bounded: a caller that needs writes bounded
   /// makes its own out fd non-blocking (SyncRpcChannel does for its pipe).
   void set_deadline(std::optional<std::chrono::steady_clock::time_point> deadline) noexcept {
@@ -225,7 +225,7 @@ class ByteStream {
  private:
   // Read buffers start kReadPageOffset past a page boundary: the kernel's
   // copy out of a pipe slows down threefold when the destination lies just
-  // past the source within a page (channel/page_offset_bytes.h).
+  // past the source within a page (descriptor/page_offset_bytes.h).
   using ReadBuffer = PageOffsetBytes;
 
   void release_hold(std::size_t saved_floor, std::uint64_t saved_generation) noexcept;

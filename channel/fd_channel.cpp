@@ -8,7 +8,7 @@
 #include <utility>    // std::move
 
 #include "channel/peer_closed.h"
-#include "channel/syscall.h"
+#include "descriptor/syscall.h"
 #include "protocol/frame_decoder.h"
 #include "protocol/frame_encoder.h"
 

@@ -6,11 +6,11 @@
 #include <utility>   // std::move
 
 #include "channel/byte_stream.h"
-#include "channel/channel_stats.h"
+#include "wait/channel_stats.h"
 #include "channel/cross_thread_flag.h"
 #include "channel/payload_sink.h"
-#include "channel/spin_policy.h"
-#include "channel/unique_fd.h"
+#include "wait/spin_policy.h"
+#include "descriptor/unique_fd.h"
 #include "protocol/frame.h"
 #include "protocol/frame_decoder.h"
 
@@ -26,7 +26,7 @@ struct FrameOptions : BufferOptions {
 struct ChannelOptions : FrameOptions {
   /// How the reader waits for bytes. The default (budget 0) is a plain
   /// blocking read; spinrpc-server and SyncRpcChannel pass
-  /// resolve_spin_policy() (channel/spin_config.h).
+  /// resolve_spin_policy() (wait/spin_config.h).
   SpinPolicy spin;
 };
 
@@ -89,7 +89,7 @@ class FdChannel {
 
   /// Bounds the reads and writes that follow: a read that has no byte by
   /// `deadline`, or a write on a non-blocking out fd still waiting for room
-  /// then, throws TimedOut (channel/timed_out.h), after which the channel is
+  /// then, throws TimedOut (wait/timed_out.h), after which the channel is
   /// not usable. std::nullopt removes the bound. See ByteStream::set_deadline.
   void set_deadline(std::optional<std::chrono::steady_clock::time_point> deadline) noexcept {
     stream_.set_deadline(deadline);

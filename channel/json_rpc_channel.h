@@ -8,7 +8,7 @@
 
 #include "channel/byte_stream.h"
 #include "channel/cross_thread_flag.h"
-#include "channel/channel_stats.h"
+#include "wait/channel_stats.h"
 #include "protocol/content_length.h"
 #include "protocol/frame.h"
 

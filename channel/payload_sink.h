@@ -3,7 +3,7 @@
 #include <cstddef>  // std::byte, std::size_t
 #include <span>     // std::span
 
-#include "channel/pipe.h"
+#include "descriptor/pipe.h"
 #include "protocol/message_type.h"
 
 namespace spinrpc {

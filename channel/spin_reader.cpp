@@ -12,12 +12,12 @@
 #include <string>   // std::string
 #include <utility>  // std::move
 
-#include "channel/contended_yield.h"
+#include "wait/contended_yield.h"
 #include "channel/peer_closed.h"
-#include "channel/peer_process.h"
-#include "channel/spin_config.h"
-#include "channel/syscall.h"
-#include "channel/timed_out.h"
+#include "descriptor/peer_process.h"
+#include "wait/spin_config.h"
+#include "descriptor/syscall.h"
+#include "wait/timed_out.h"
 
 namespace spinrpc {
 SpinReader::SpinReader(UniqueFd fd, SpinPolicy policy)

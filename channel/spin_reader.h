@@ -6,12 +6,12 @@
 #include <memory>   // std::unique_ptr
 #include <optional>  // std::optional
 
-#include "channel/channel_stats.h"
-#include "channel/cpu_load_probe.h"
-#include "channel/occupier.h"
-#include "channel/placement_controller.h"
-#include "channel/spin_policy.h"
-#include "channel/unique_fd.h"
+#include "wait/channel_stats.h"
+#include "wait/cpu_load_probe.h"
+#include "wait/occupier.h"
+#include "wait/placement_controller.h"
+#include "wait/spin_policy.h"
+#include "descriptor/unique_fd.h"
 
 namespace spinrpc {
 

@@ -18,9 +18,9 @@
 #include <thread>        // std::this_thread::sleep_for
 #include <utility>       // std::exchange, std::move
 
-#include "channel/stderr_lines.h"
-#include "channel/syscall.h"
-#include "channel/unique_fd.h"
+#include "descriptor/stderr_lines.h"
+#include "descriptor/syscall.h"
+#include "descriptor/unique_fd.h"
 
 extern char** environ;  // POSIX: the environment the child inherits
 

@@ -8,12 +8,12 @@
 #include <unordered_map>  // std::unordered_map
 #include <utility>        // std::move
 
-#include "channel/pipe.h"
-#include "channel/stderr_lines.h"
-#include "channel/syscall.h"
+#include "descriptor/pipe.h"
+#include "descriptor/stderr_lines.h"
+#include "descriptor/syscall.h"
 #include "client-shim/child_exited.h"
 #include "client-shim/child_process.h"
-#include "channel/timed_out.h"
+#include "wait/timed_out.h"
 #include "transport/fifo.h"
 #include "transport/unix_socket.h"
 #include "protocol/protocol_error.h"

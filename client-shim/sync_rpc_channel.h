@@ -9,9 +9,9 @@
 #include <string_view>  // std::string_view
 #include <vector>       // std::vector
 
-#include "channel/channel_stats.h"
+#include "wait/channel_stats.h"
 #include "channel/fd_channel.h"
-#include "channel/spin_config.h"
+#include "wait/spin_config.h"
 #include "protocol/frame.h"
 
 namespace spinrpc {
@@ -77,7 +77,7 @@ struct SyncRpcOptions {
   bool keep_sigpipe_disposition = false;
   /// Per-request deadline, in ms; 0 = none. A request whose Response or
   /// Error has not arrived this long after it was sent (the client's own
-  /// callbacks' time included) throws TimedOut (channel/timed_out.h) and the
+  /// callbacks' time included) throws TimedOut (wait/timed_out.h) and the
   /// child is killed (SIGKILL) and reaped, or the connection closed. Both
   /// the wait for the reply and the writing of the request are bounded (a
   /// server that stops reading cannot hold a large request's write).

@@ -2,7 +2,7 @@
 
 #include <string>  // std::string
 
-#include "channel/channel_stats.h"
+#include "wait/channel_stats.h"
 
 namespace spinrpc {
 

@@ -4,7 +4,7 @@
 #include <string>       // std::string
 #include <string_view>  // std::string_view
 
-#include "channel/channel_stats.h"
+#include "wait/channel_stats.h"
 #include "protocol/frame.h"
 
 namespace spinrpc {

@@ -8,7 +8,7 @@
 #include <system_error>  // std::system_error
 #include <thread>        // std::this_thread::sleep_for
 
-#include "channel/unique_fd.h"
+#include "descriptor/unique_fd.h"
 
 namespace spinrpc::detail {
 

@@ -12,7 +12,7 @@
 #include <system_error>  // std::system_error
 #include <thread>        // std::thread
 
-#include "channel/syscall.h"
+#include "descriptor/syscall.h"
 #include "transport/connect_retry.h"
 #include "transport/created_files.h"
 

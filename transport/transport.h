@@ -1,6 +1,6 @@
 #pragma once
 
-#include "channel/unique_fd.h"
+#include "descriptor/unique_fd.h"
 
 namespace spinrpc {
 

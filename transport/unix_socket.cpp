@@ -14,8 +14,8 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
 
-#include "channel/stderr_lines.h"
-#include "channel/syscall.h"
+#include "descriptor/stderr_lines.h"
+#include "descriptor/syscall.h"
 #include "transport/connect_retry.h"
 #include "transport/created_files.h"
 

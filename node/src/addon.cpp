@@ -32,9 +32,9 @@
 #include <vector>         // std::vector
 
 #include "channel/payload_sink.h"
-#include "channel/spin_config.h"
-#include "channel/stderr_lines.h"
-#include "channel/timed_out.h"
+#include "wait/spin_config.h"
+#include "descriptor/stderr_lines.h"
+#include "wait/timed_out.h"
 #include "client-shim/child_exited.h"
 #include "client-shim/child_process.h"
 #include "node/src/channel_core.h"

@@ -6,7 +6,7 @@
 #include <stdexcept>  // std::logic_error
 #include <utility>    // std::move
 
-#include "channel/stderr_lines.h"
+#include "descriptor/stderr_lines.h"
 
 namespace spinrpc::node {
 

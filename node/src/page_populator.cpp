@@ -7,7 +7,7 @@
 #include <cerrno>     // errno, EINTR
 #include <cstdint>    // std::uintptr_t
 
-#include "channel/page_offset_bytes.h"
+#include "descriptor/page_offset_bytes.h"
 
 namespace spinrpc::node {
 

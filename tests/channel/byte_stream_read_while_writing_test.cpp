@@ -19,9 +19,9 @@
 #include <vector>   // std::vector
 
 #include "channel/byte_stream.h"
-#include "channel/pipe.h"
-#include "channel/spin_policy.h"
-#include "channel/unique_fd.h"
+#include "descriptor/pipe.h"
+#include "wait/spin_policy.h"
+#include "descriptor/unique_fd.h"
 
 namespace spinrpc {
 namespace {

@@ -23,8 +23,8 @@
 #include <vector>        // std::vector
 
 #include "channel/fd_channel.h"
-#include "channel/pipe.h"
-#include "channel/unique_fd.h"
+#include "descriptor/pipe.h"
+#include "descriptor/unique_fd.h"
 #include "tests/protocol/frame_test_util.h"
 
 namespace spinrpc::test {

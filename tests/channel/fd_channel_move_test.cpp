@@ -9,7 +9,7 @@
 #include <vector>    // std::vector
 
 #include "channel/fd_channel.h"
-#include "channel/spin_policy.h"
+#include "wait/spin_policy.h"
 #include "tests/channel/fd_channel_test_util.h"
 
 namespace spinrpc {

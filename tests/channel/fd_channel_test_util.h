@@ -13,7 +13,7 @@
 #include <vector>    // std::vector
 
 #include "channel/fd_channel.h"
-#include "channel/pipe.h"
+#include "descriptor/pipe.h"
 #include "tests/channel/channel_test_util.h"
 
 namespace spinrpc::test {

@@ -24,8 +24,8 @@
 
 #include "channel/fd_channel.h"
 #include "channel/peer_closed.h"
-#include "channel/pipe.h"
-#include "channel/spin_policy.h"
+#include "descriptor/pipe.h"
+#include "wait/spin_policy.h"
 #include "protocol/frame_encoder.h"
 #include "tests/channel/fd_channel_test_util.h"
 

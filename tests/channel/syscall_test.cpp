@@ -9,8 +9,8 @@
 #include <string>        // std::string, std::to_string
 #include <system_error>  // std::system_error, std::errc
 
-#include "channel/pipe.h"
-#include "channel/syscall.h"
+#include "descriptor/pipe.h"
+#include "descriptor/syscall.h"
 #include "tests/channel/channel_test_util.h"
 
 namespace spinrpc {

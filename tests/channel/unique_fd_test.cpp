@@ -11,8 +11,8 @@
 #include <system_error>  // std::system_error, std::errc
 #include <utility>       // std::move
 
-#include "channel/pipe.h"
-#include "channel/unique_fd.h"
+#include "descriptor/pipe.h"
+#include "descriptor/unique_fd.h"
 
 namespace spinrpc {
 namespace {

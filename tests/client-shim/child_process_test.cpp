@@ -25,7 +25,7 @@
 #include <system_error> // std::system_error
 #include <vector>       // std::vector
 
-#include "channel/pipe.h"
+#include "descriptor/pipe.h"
 #include "client-shim/child_process.h"
 
 namespace spinrpc {

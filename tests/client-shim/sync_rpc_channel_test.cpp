@@ -25,7 +25,7 @@
 #include <doctest/doctest.h>
 #include <simdjson.h>  // simdjson::dom::parser, for getServerTiming's JSON
 
-#include "channel/unique_fd.h"
+#include "descriptor/unique_fd.h"
 #include "client-shim/child_exited.h"
 #include "client-shim/sync_rpc_channel.h"
 #include "protocol/protocol_error.h"

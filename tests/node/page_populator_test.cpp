@@ -9,7 +9,7 @@
 
 #include <doctest/doctest.h>
 
-#include "channel/page_offset_bytes.h"
+#include "descriptor/page_offset_bytes.h"
 #include "node/src/page_populator.h"
 
 namespace {

@@ -14,7 +14,7 @@
 #include <doctest/doctest.h>
 
 #include "channel/fd_channel.h"
-#include "channel/pipe.h"
+#include "descriptor/pipe.h"
 #include "server_test_util.h"
 
 namespace {

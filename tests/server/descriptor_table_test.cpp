@@ -1,5 +1,5 @@
 // spinrpc-server's serving thread keeps the process's descriptor table to
-// itself (channel/descriptor_table.h): with a second thread sharing it,
+// itself (descriptor/descriptor_table.h): with a second thread sharing it,
 // every read(2) and write(2) of the hot path takes a reference on the file.
 // Checked with kcmp(2) on the real server, after a session that started its
 // helper threads.
@@ -12,8 +12,8 @@
 
 #include <doctest/doctest.h>
 
-#include "channel/occupier.h"
-#include "channel/pipe.h"
+#include "wait/occupier.h"
+#include "descriptor/pipe.h"
 #include "client-shim/child_process.h"
 #include "client-shim/sync_rpc_channel.h"
 #include "server_test_util.h"
@@ -41,7 +41,7 @@ void check_tables(int pid) {
   for (const int tid : tids) {
     if (tid == pid) continue;
     // Under a sanitizer the occupier keeps the table it was born with, the
-    // serving thread's (channel/sanitizers.h); the serving thread still
+    // serving thread's (descriptor/sanitizers.h); the serving thread still
     // shares none with the signal watcher.
     if (spinrpc::test::kUnderSanitizer &&
         spinrpc::test::read_proc_text(pid, ("task/" + std::to_string(tid) + "/comm").c_str()) ==

@@ -16,7 +16,7 @@
 
 #include <doctest/doctest.h>
 
-#include "channel/pipe.h"
+#include "descriptor/pipe.h"
 #include "client-shim/sync_rpc_channel.h"
 #include "protocol/protocol_error.h"
 #include "server_test_util.h"

@@ -8,7 +8,7 @@
 #include <doctest/doctest.h>
 
 #include "channel/fd_channel.h"
-#include "channel/pipe.h"
+#include "descriptor/pipe.h"
 #include "server/server.h"
 #include "tests/support/count_allocations.h"
 

@@ -17,7 +17,7 @@
 #include <doctest/doctest.h>
 
 #include "channel/byte_stream.h"
-#include "channel/pipe.h"
+#include "descriptor/pipe.h"
 #include "server_test_util.h"
 
 namespace {

@@ -24,7 +24,7 @@
 
 #include <doctest/doctest.h>
 
-#include "channel/unique_fd.h"
+#include "descriptor/unique_fd.h"
 #include "client-shim/child_process.h"
 #include "protocol/frame.h"
 #include "protocol/frame_encoder.h"

@@ -20,7 +20,7 @@
 
 #include <doctest/doctest.h>
 
-#include "channel/pipe.h"
+#include "descriptor/pipe.h"
 #include "server_test_util.h"
 
 extern char** environ;

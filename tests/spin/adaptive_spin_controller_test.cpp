@@ -3,7 +3,7 @@
 #include <chrono>
 #include <vector>
 
-#include "channel/spin_policy.h"
+#include "wait/spin_policy.h"
 
 namespace {
 

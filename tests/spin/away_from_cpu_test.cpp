@@ -3,7 +3,7 @@
 #include <doctest/doctest.h>
 #include <sched.h>  // sched_getaffinity, sched_setaffinity, sched_getcpu, CPU_*
 
-#include "channel/occupier.h"
+#include "wait/occupier.h"
 
 namespace {
 

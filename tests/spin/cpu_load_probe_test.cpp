@@ -5,7 +5,7 @@
 
 #include <unistd.h>  // ::gettid, ::getpid
 
-#include "channel/cpu_load_probe.h"
+#include "wait/cpu_load_probe.h"
 
 namespace {
 

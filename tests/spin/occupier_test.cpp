@@ -10,7 +10,7 @@
 #include <string>
 #include <thread>
 
-#include "channel/occupier.h"
+#include "wait/occupier.h"
 #include "tests/support/cpu_holding_signals.h"
 #include "tests/support/sanitizers.h"
 #include "tests/support/proc.h"
@@ -78,7 +78,7 @@ TEST_CASE("Occupier takes a slow yield without a context switch for neither a tu
 
 TEST_CASE("The occupier thread leaves the process's descriptor table and keeps none of its files" * doctest::skip(spinrpc::test::kUnderSanitizer)) {
   // A table shared with a second thread costs the reader's every read(2)
-  // and write(2) a reference on the file (channel/descriptor_table.h). The
+  // and write(2) a reference on the file (descriptor/descriptor_table.h). The
   // occupier leaves it at birth, and holds no copy of what was open then,
   // stderr included: a pipe's write end, open here and on fd 2 when it
   // started, closed here and fd 2 given back its file, gives the pipe's

@@ -1,4 +1,4 @@
-// What a following server learns about its peer (channel/peer_process.h),
+// What a following server learns about its peer (descriptor/peer_process.h),
 // checked against processes whose answers we know: this one, a child we
 // started, a socket pair and a pipe we made.
 #include <doctest/doctest.h>
@@ -8,8 +8,8 @@
 #include <sys/wait.h>    // ::waitpid
 #include <unistd.h>      // ::fork, ::pipe, ::getpid, ::getppid, ::pause
 
-#include "channel/peer_process.h"
-#include "channel/unique_fd.h"
+#include "descriptor/peer_process.h"
+#include "descriptor/unique_fd.h"
 
 namespace {
 

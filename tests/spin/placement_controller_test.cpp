@@ -3,7 +3,7 @@
 #include <chrono>
 #include <string>
 
-#include "channel/placement_controller.h"
+#include "wait/placement_controller.h"
 
 namespace {
 

@@ -9,10 +9,10 @@
 #include <string>
 #include <utility>
 
-#include "channel/pipe.h"
-#include "channel/spin_config.h"
+#include "descriptor/pipe.h"
+#include "wait/spin_config.h"
 #include "channel/spin_reader.h"
-#include "channel/unique_fd.h"
+#include "descriptor/unique_fd.h"
 
 namespace {
 

@@ -18,10 +18,10 @@
 #include <utility>
 #include <vector>
 
-#include "channel/pipe.h"
+#include "descriptor/pipe.h"
 #include "channel/spin_reader.h"
-#include "channel/timed_out.h"
-#include "channel/unique_fd.h"
+#include "wait/timed_out.h"
+#include "descriptor/unique_fd.h"
 #include "tests/support/cpu_holding_signals.h"
 #include "tests/support/sanitizers.h"
 #include "tests/support/proc.h"

@@ -1,11 +1,11 @@
 #pragma once
-// Whether this build runs under a sanitizer (channel/sanitizers.h), for the
+// Whether this build runs under a sanitizer (descriptor/sanitizers.h), for the
 // few tests whose subject a sanitizer changes: resident memory (ASan's
 // quarantine), address space limits (ASan and TSan reserve terabytes of
 // shadow at start), signal delivery (TSan defers a signal to its next safe
 // point), descriptor tables (kept under a sanitizer).
 
-#include "channel/sanitizers.h"
+#include "descriptor/sanitizers.h"
 
 namespace spinrpc::test {
 

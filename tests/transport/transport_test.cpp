@@ -22,7 +22,7 @@
 
 #include "channel/fd_channel.h"
 #include "channel/peer_closed.h"
-#include "channel/timed_out.h"
+#include "wait/timed_out.h"
 #include "transport/unix_socket.h"
 #include "client-shim/sync_rpc_channel.h"
 #include "protocol/frame_encoder.h"

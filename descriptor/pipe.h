@@ -2,7 +2,7 @@
 
 #include <cstddef>  // std::size_t
 
-#include "channel/unique_fd.h"
+#include "descriptor/unique_fd.h"
 
 namespace spinrpc {
 

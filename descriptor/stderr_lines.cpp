@@ -1,4 +1,4 @@
-#include "channel/stderr_lines.h"
+#include "descriptor/stderr_lines.h"
 
 #include <limits.h>  // PIPE_BUF
 #include <poll.h>    // ::poll

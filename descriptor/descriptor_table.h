@@ -23,7 +23,7 @@ namespace spinrpc {
 /// open that they close (stderr included: the thread writes nothing).
 /// Returns false where the kernel cannot (before Linux 5.9), and under a
 /// sanitizer, whose reports from the thread need stderr
-/// (channel/sanitizers.h): nothing changed then.
+/// (descriptor/sanitizers.h): nothing changed then.
 bool leave_descriptor_table() noexcept;
 
 /// For the thread that serves in a process spinrpc owns (spinrpc-server's

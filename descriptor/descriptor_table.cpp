@@ -1,10 +1,10 @@
-#include "channel/descriptor_table.h"
+#include "descriptor/descriptor_table.h"
 
 #include <linux/close_range.h>  // CLOSE_RANGE_UNSHARE
 #include <sched.h>              // ::unshare, CLONE_FILES
 #include <unistd.h>             // ::close_range
 
-#include "channel/sanitizers.h"
+#include "descriptor/sanitizers.h"
 
 namespace spinrpc {
 

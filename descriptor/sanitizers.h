@@ -3,7 +3,7 @@
 // for what the sanitizer can see: the hot path then goes through the C
 // library's calls, which ASan and TSan intercept, and spinrpc's threads keep
 // the process's descriptor table, so that their reports reach stderr
-// (channel/syscall.h, channel/descriptor_table.h). Tests read it too, for
+// (descriptor/syscall.h, descriptor/descriptor_table.h). Tests read it too, for
 // the few whose subject a sanitizer changes.
 
 namespace spinrpc {

@@ -1,4 +1,4 @@
-#include "channel/occupier.h"
+#include "wait/occupier.h"
 
 #include <pthread.h>  // pthread_setaffinity_np
 #include <sched.h>    // sched_getaffinity, sched_getcpu, sched_yield, CPU_*
@@ -8,9 +8,9 @@
 #include <string>        // std::string
 #include <system_error>  // std::system_error, std::error_code
 
-#include "channel/contended_yield.h"
-#include "channel/descriptor_table.h"
-#include "channel/syscall.h"
+#include "wait/contended_yield.h"
+#include "descriptor/descriptor_table.h"
+#include "descriptor/syscall.h"
 
 
 namespace spinrpc {
@@ -75,7 +75,7 @@ bool Occupier::poke(int avoid_cpu) noexcept {
 void Occupier::run() noexcept {
   // This thread reads and writes no fd; sharing the table would cost the
   // reader's every read(2) and write(2) a reference count
-  // (channel/descriptor_table.h).
+  // (descriptor/descriptor_table.h).
   leave_descriptor_table();
   std::uint32_t seen = pokes_.load();
   while (!stop_.load(std::memory_order_relaxed)) {

@@ -1,4 +1,4 @@
-#include "channel/lent_copies.h"
+#include "descriptor/lent_copies.h"
 
 #include <sys/ioctl.h>  // ::ioctl, FIONREAD
 

@@ -1,4 +1,4 @@
-#include "channel/syscall.h"
+#include "descriptor/syscall.h"
 
 #include <fcntl.h>   // ::fcntl, ::open, O_NONBLOCK
 #include <unistd.h>  // ::read, ::close, STDERR_FILENO

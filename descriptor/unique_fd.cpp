@@ -1,4 +1,4 @@
-#include "channel/unique_fd.h"
+#include "descriptor/unique_fd.h"
 
 #include <fcntl.h>   // ::fcntl, F_DUPFD_CLOEXEC
 #include <unistd.h>  // ::close
@@ -8,8 +8,8 @@
 #include <string>        // std::string, std::to_string
 #include <system_error>  // std::system_error
 
-#include "channel/stderr_lines.h"
-#include "channel/syscall.h"
+#include "descriptor/stderr_lines.h"
+#include "descriptor/syscall.h"
 
 namespace spinrpc {
 

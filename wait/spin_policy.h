@@ -4,7 +4,7 @@
 #include <cstdint>  // std::uint64_t
 #include <string>   // std::string
 
-#include "channel/placement_controller.h"
+#include "wait/placement_controller.h"
 
 namespace spinrpc {
 

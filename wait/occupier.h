@@ -29,7 +29,7 @@ namespace spinrpc {
 /// request in steady state allocates), or else at the first poke, and
 /// sleeps until a poke. The thread holds no file descriptor: it leaves the
 /// process's descriptor table at birth, so that the reader's reads and
-/// writes stay the table's sole user's (channel/descriptor_table.h).
+/// writes stay the table's sole user's (descriptor/descriptor_table.h).
 ///
 /// WARNING: poke() from one thread at a time (the channel's reader).
 class Occupier {
@@ -59,7 +59,7 @@ class Occupier {
 
   /// Times it let go because another task wanted its CPU.
   std::uint64_t contentions() const noexcept { return contentions_.load(std::memory_order_relaxed); }
-  /// Yields that came back more than kSharedYield (channel/contended_yield.h) but at most
+  /// Yields that came back more than kSharedYield (wait/contended_yield.h) but at most
   /// kContendedSlice late, with the thread switched out meanwhile: a task
   /// ran a short turn on the occupier's CPU.
   /// Cycle after cycle, that task is the peer, stuck on the CPU we keep

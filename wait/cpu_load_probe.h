@@ -2,7 +2,7 @@
 
 #include <string_view>  // std::string_view
 
-#include "channel/unique_fd.h"
+#include "descriptor/unique_fd.h"
 
 namespace spinrpc {
 

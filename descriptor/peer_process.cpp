@@ -1,4 +1,4 @@
-#include "channel/peer_process.h"
+#include "descriptor/peer_process.h"
 
 #include <fcntl.h>       // O_ACCMODE, O_WRONLY
 #include <sys/socket.h>  // ::getsockopt, SO_PEERCRED, ucred
@@ -11,7 +11,7 @@
 #include <string_view>  // std::string_view
 #include <system_error>  // std::error_code
 
-#include "channel/syscall.h"  // read_small_file
+#include "descriptor/syscall.h"  // read_small_file
 
 namespace spinrpc {
 namespace {

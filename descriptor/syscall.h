@@ -10,7 +10,7 @@
 #include <sys/types.h>    // ssize_t
 #include <unistd.h>       // ::syscall, ::read, ::write
 
-#include "channel/sanitizers.h"
+#include "descriptor/sanitizers.h"
 
 namespace spinrpc {
 

@@ -4,7 +4,7 @@
 #include <memory>   // std::unique_ptr
 #include <vector>   // std::vector
 
-#include "channel/page_offset_bytes.h"
+#include "descriptor/page_offset_bytes.h"
 
 namespace spinrpc {
 
@@ -47,7 +47,7 @@ class LentCopies {
 
  private:
   struct Buffer {
-    PageOffsetBytes bytes;  // at kLendPageOffset: see channel/page_offset_bytes.h
+    PageOffsetBytes bytes;  // at kLendPageOffset: see descriptor/page_offset_bytes.h
     std::size_t capacity = 0;
   };
   std::size_t retained_bytes_;

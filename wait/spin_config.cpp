@@ -1,7 +1,7 @@
-#include "channel/spin_config.h"
+#include "wait/spin_config.h"
 
-#include "channel/stderr_lines.h"
-#include "channel/syscall.h"
+#include "descriptor/stderr_lines.h"
+#include "descriptor/syscall.h"
 
 #include <sched.h>  // sched_getaffinity, CPU_COUNT
 

@@ -1,4 +1,4 @@
-#include "channel/spin_policy.h"
+#include "wait/spin_policy.h"
 
 #include <algorithm>  // std::min
 

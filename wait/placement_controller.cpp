@@ -1,4 +1,4 @@
-#include "channel/placement_controller.h"
+#include "wait/placement_controller.h"
 
 #include <algorithm>  // std::min, std::nth_element
 

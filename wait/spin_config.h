@@ -5,7 +5,7 @@
 #include <string>      // std::string
 #include <string_view> // std::string_view
 
-#include "channel/spin_policy.h"
+#include "wait/spin_policy.h"
 
 namespace spinrpc {
 
@@ -81,7 +81,7 @@ SpinPolicy resolve_spin_policy(const SpinOverrides& overrides, const EnvLookup& 
                                const CpuAllowance& cpus, std::string& warnings);
 
 /// resolve_spin_policy with the process's environment, available_cpus()
-/// and stderr, written without waiting (channel/stderr_lines.h).
+/// and stderr, written without waiting (descriptor/stderr_lines.h).
 SpinPolicy resolve_spin_policy(const SpinOverrides& overrides = {});
 
 /// The same with `env` for the environment: a client whose server gets

@@ -1,9 +1,9 @@
-#include "channel/pipe.h"
+#include "descriptor/pipe.h"
 
 #include <fcntl.h>   // O_CLOEXEC
 #include <unistd.h>  // ::pipe2
 
-#include "channel/syscall.h"
+#include "descriptor/syscall.h"
 
 namespace spinrpc {
 

@@ -1,4 +1,4 @@
-#include "channel/page_offset_bytes.h"
+#include "descriptor/page_offset_bytes.h"
 
 #include <new>  // ::operator new, ::operator delete, std::align_val_t
 

@@ -1,4 +1,4 @@
-#include "channel/cpu_load_probe.h"
+#include "wait/cpu_load_probe.h"
 
 #include <fcntl.h>   // ::open, O_RDONLY, O_CLOEXEC
 #include <unistd.h>  // ::pread, ::sysconf
@@ -8,8 +8,8 @@
 #include <charconv>      // std::from_chars
 #include <system_error>  // std::errc
 
-#include "channel/peer_process.h"  // stat_fields_from_state
-#include "channel/syscall.h"
+#include "descriptor/peer_process.h"  // stat_fields_from_state
+#include "descriptor/syscall.h"
 
 namespace spinrpc {
 namespace {

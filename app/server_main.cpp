@@ -13,9 +13,9 @@
 #include "descriptor/stderr_lines.h"
 #include "app/shutdown_on_signal.h"
 #include "descriptor/descriptor_table.h"
-#include "channel/fd_channel.h"
+#include "channel/frame_channel.h"
 #include "channel/json_rpc_channel.h"
-#include "channel/peer_closed.h"
+#include "stream/peer_closed.h"
 #include "wait/spin_config.h"
 #include "protocol/protocol_error.h"
 #include "server/channel_stats_json.h"
@@ -56,7 +56,7 @@ class StatsAtExit {
 };
 
 // Tells the signal thread what a signal would cut short while the session
-// runs, and forgets the channel before it goes away. Channel: FdChannel, or
+// runs, and forgets the channel before it goes away. Channel: FrameChannel, or
 // JsonRpcChannel with --async (both say mid_frame()).
 template <class Channel>
 class CutShortWhileServing {
@@ -148,8 +148,8 @@ int serve(const CommandLine& line, const std::string& program, const AddMethods&
   channel_options.spin.follow_peer = true;
   try {
     const std::unique_ptr<Transport> transport = make_transport(line, files, program);
-    Connection connection = transport->accept();
-    FdChannel channel(std::move(connection.in), std::move(connection.out), std::move(channel_options));
+    const bool spinning = channel_options.spin.budget.count() > 0;
+    FrameChannel channel(transport->accept(channel_options, spinning), std::move(channel_options));
     // From here this thread reads and writes the connection; the signal
     // watcher (and a socket's rejecter) need none of what it opens or
     // closes from now on. A table of its own keeps each read(2) and

@@ -36,14 +36,14 @@
 
 #include <simdjson.h>
 
-#include "channel/fd_channel.h"
+#include "channel/frame_channel.h"
 #include "descriptor/pipe.h"
 #include "client-shim/child_process.h"
 #include "protocol/protocol_error.h"
 
 namespace {
 
-using spinrpc::FdChannel;
+using spinrpc::FrameChannel;
 using spinrpc::FrameView;
 using spinrpc::MessageType;
 
@@ -165,8 +165,8 @@ int run(int argc, char** argv) {
   spinrpc::ChildProcess child = spinrpc::ChildProcess::spawn(tsgo_path, args, to_tsgo.read_end.get(), from_tsgo.write_end.get());
   to_tsgo.read_end.reset();
   from_tsgo.write_end.reset();
-  FdChannel client(spinrpc::UniqueFd(0), spinrpc::UniqueFd(1));
-  FdChannel tsgo(std::move(from_tsgo.read_end), std::move(to_tsgo.write_end));
+  FrameChannel client(spinrpc::UniqueFd(0), spinrpc::UniqueFd(1));
+  FrameChannel tsgo(std::move(from_tsgo.read_end), std::move(to_tsgo.write_end));
 
   Recorder recorder;
   std::size_t since_fetch = 0;

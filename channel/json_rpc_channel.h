@@ -15,7 +15,7 @@
 namespace spinrpc {
 
 /// tsgo's async framing (`Content-Length` headers, docs/ASYNC.md) over the
-/// same buffered, spin-aware ByteStream as the MessagePack FdChannel. Bodies
+/// same buffered, spin-aware ByteStream as the MessagePack FrameChannel. Bodies
 /// are views into the stream's buffer, valid until the next read unless a
 /// Hold keeps them; each message goes out in one write (ByteStream::write_all).
 ///
@@ -45,7 +45,7 @@ class JsonRpcChannel {
 
   /// True while a read waits for the rest of a message whose first bytes
   /// have arrived. Safe to call from any thread (CrossThreadFlag), as
-  /// FdChannel::mid_frame.
+  /// FrameChannel::mid_frame.
   bool mid_frame() const noexcept { return mid_frame_.get(); }
 
  private:

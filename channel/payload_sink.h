@@ -11,7 +11,7 @@ namespace spinrpc {
 /// Where a big payload is read to instead of the channel's buffer: memory
 /// the caller owns, so that a reply it would copy out anyway arrives there
 /// in the first place (the Node binding's reply Buffer; docs/NODE.md,
-/// "Large payloads"). FdChannel::try_read_frame asks at most once per
+/// "Large payloads"). FrameChannel::try_read_frame asks at most once per
 /// frame, once the payload's length is known and while most of it is still
 /// to come.
 class PayloadSink {

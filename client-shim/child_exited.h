@@ -3,7 +3,7 @@
 #include <optional>     // std::optional
 #include <string_view>  // std::string_view
 
-#include "channel/peer_closed.h"
+#include "stream/peer_closed.h"
 
 namespace spinrpc {
 

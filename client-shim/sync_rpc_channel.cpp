@@ -13,7 +13,7 @@
 #include "descriptor/syscall.h"
 #include "client-shim/child_exited.h"
 #include "client-shim/child_process.h"
-#include "wait/timed_out.h"
+#include "stream/timed_out.h"
 #include "transport/fifo.h"
 #include "transport/unix_socket.h"
 #include "protocol/protocol_error.h"
@@ -64,7 +64,7 @@ struct SyncRpcChannel::State {
   // Declared before `channel` so it is destroyed after it: our pipe ends
   // close first, then an unreaped child is killed and reaped.
   ChildProcess child;                // none for connect_socket/connect_fifos
-  std::optional<FdChannel> channel;  // reset by close()
+  std::optional<FrameChannel> channel;  // reset by close()
   std::string executable;            // as spawned, or "the server at PATH", for messages
   bool spawned = false;              // we own a child process
   SyncRpcOptions options;

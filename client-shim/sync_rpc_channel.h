@@ -10,7 +10,7 @@
 #include <vector>       // std::vector
 
 #include "wait/channel_stats.h"
-#include "channel/fd_channel.h"
+#include "channel/frame_channel.h"
 #include "wait/spin_config.h"
 #include "protocol/frame.h"
 
@@ -77,7 +77,7 @@ struct SyncRpcOptions {
   bool keep_sigpipe_disposition = false;
   /// Per-request deadline, in ms; 0 = none. A request whose Response or
   /// Error has not arrived this long after it was sent (the client's own
-  /// callbacks' time included) throws TimedOut (wait/timed_out.h) and the
+  /// callbacks' time included) throws TimedOut (stream/timed_out.h) and the
   /// child is killed (SIGKILL) and reaped, or the connection closed. Both
   /// the wait for the reply and the writing of the request are bounded (a
   /// server that stops reading cannot hold a large request's write).
@@ -157,7 +157,7 @@ class SyncRpcChannel {
   /// or close(). Allocates nothing in steady state (no Calls, and a reply
   /// that fits the buffer grown so far). With a `sink`, a big payload of a
   /// frame the sink takes (it is told the frame's type) is read into the
-  /// sink's memory instead, and the view points there (FdChannel::
+  /// sink's memory instead, and the view points there (FrameChannel::
   /// try_read_frame).
   ByteView request_bytes(std::string_view method, ByteView payload, PayloadSink* sink = nullptr);
 

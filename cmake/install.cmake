@@ -16,6 +16,7 @@ set(spinrpc_exported
   spinrpc_protocol protocol
   spinrpc_dialect dialect
   spinrpc_descriptor descriptor
+  spinrpc_stream stream
   spinrpc_wait wait
   spinrpc_channel channel
   spinrpc_transport transport
@@ -39,7 +40,7 @@ if(TARGET spinrpc-server-async)
   install(TARGETS spinrpc-server-async RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
 
-foreach(folder protocol dialect descriptor wait channel transport server app client-shim)
+foreach(folder protocol dialect descriptor stream wait channel transport server app client-shim)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${folder}/
     DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/spinrpc/${folder}
     FILES_MATCHING PATTERN "*.h")

@@ -1,7 +1,10 @@
 #include "descriptor/pipe.h"
 
-#include <fcntl.h>   // O_CLOEXEC
+#include <fcntl.h>   // O_CLOEXEC, F_GETPIPE_SZ, F_SETPIPE_SZ
 #include <unistd.h>  // ::pipe2
+
+#include <algorithm>  // std::min
+#include <bit>        // std::bit_ceil
 
 #include "descriptor/syscall.h"
 
@@ -19,6 +22,17 @@ PipePair make_pipe() {
   if (!pair.read_end) throw_syscall_error(read_err, "move a pipe end above stdio", fds[0]);
   if (!pair.write_end) throw_syscall_error(errno, "move a pipe end above stdio", fds[1]);
   return pair;
+}
+
+void grow_pipe(int fd, std::size_t& known, std::size_t bytes) noexcept {
+  if (known == 0) {
+    const int now = ::fcntl(fd, F_GETPIPE_SZ);
+    known = now > 0 ? static_cast<std::size_t>(now) : kMaxPipeBytes;  // unknown: leave it
+  }
+  const std::size_t want = std::min(std::bit_ceil(bytes), kMaxPipeBytes);
+  if (want <= known) return;
+  const int got = ::fcntl(fd, F_SETPIPE_SZ, static_cast<int>(want));
+  known = got > 0 ? static_cast<std::size_t>(got) : kMaxPipeBytes;
 }
 
 }  // namespace spinrpc

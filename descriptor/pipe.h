@@ -28,4 +28,16 @@ struct PipePair {
 /// they were found. Throws std::system_error.
 PipePair make_pipe();
 
+/// How far grow_pipe() grows a pipe: Linux's default pipe-max-size. A 64
+/// KiB pipe holds 16 pages, so a 1 MiB message took 16 wake-ups of each
+/// side (docs/NODE.md, "Large payloads"). Only pipes that carry a big
+/// message grow, so a user's pipe-user-pages-soft budget goes to those.
+inline constexpr std::size_t kMaxPipeBytes = std::size_t{1} << 20;
+
+/// Grows the pipe `fd` is an end of to hold `bytes` (rounded up to a power
+/// of two, at most kMaxPipeBytes). `known` caches its capacity (0 = not read
+/// yet). Not a pipe, or refused (past pipe-max-size, past the user's pipe
+/// budget): the pipe stays as it is and is not asked again. Never throws.
+void grow_pipe(int fd, std::size_t& known, std::size_t bytes) noexcept;
+
 }  // namespace spinrpc

@@ -23,7 +23,7 @@ inline ByteView as_bytes(std::string_view text) noexcept {
 
 /// One decoded message: [type, name, payload]. name and payload point into
 /// the buffer the frame was decoded from; they are valid only as long as
-/// that buffer is (FdChannel says how long that is).
+/// that buffer is (FrameChannel says how long that is).
 struct FrameView {
   MessageType type;
   ByteView name;

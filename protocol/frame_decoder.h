@@ -28,7 +28,7 @@ struct DecodeResult {
   /// which the payload begins (it ends at size_bytes), with `frame` holding
   /// the type and the name (its payload empty). 0 until then. Lets a reader
   /// put a big payload's remaining bytes straight where they are wanted
-  /// (FdChannel::try_read_frame with a PayloadSink).
+  /// (FrameChannel::try_read_frame with a PayloadSink).
   std::size_t payload_begin = 0;
 };
 

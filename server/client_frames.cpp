@@ -2,12 +2,12 @@
 
 #include <string>  // std::string
 
-#include "channel/fd_channel.h"
+#include "channel/frame_channel.h"
 #include "protocol/protocol_error.h"
 
 namespace spinrpc::detail {
 
-std::optional<FrameView> read_client_frame(FdChannel& channel) {
+std::optional<FrameView> read_client_frame(FrameChannel& channel) {
   try {
     return channel.try_read_frame();
   } catch (const ProtocolError& e) {

@@ -3,8 +3,8 @@
 #include <stdexcept>  // std::runtime_error
 #include <string>     // std::string
 
-#include "channel/fd_channel.h"
-#include "channel/peer_closed.h"
+#include "channel/frame_channel.h"
+#include "stream/peer_closed.h"
 #include "protocol/go_format.h"
 #include "protocol/remote_error.h"
 #include "server/async_session.h"

@@ -9,7 +9,7 @@
 
 namespace spinrpc {
 
-class FdChannel;
+class FrameChannel;
 namespace detail {
 struct AsyncSession;
 }
@@ -23,7 +23,7 @@ class RequestContext {
   /// buffer, held by the caller for the whole request). `reply` is the
   /// buffer reply() hands out; it is cleared here and keeps its capacity,
   /// so a caller that reuses it allocates nothing per small reply.
-  RequestContext(FdChannel& channel, std::string_view method, ByteView payload,
+  RequestContext(FrameChannel& channel, std::string_view method, ByteView payload,
                  std::string& reply) noexcept
       : channel_(&channel), method_(method), payload_(payload), reply_(&reply) {
     reply_->clear();
@@ -53,7 +53,7 @@ class RequestContext {
   /// if the client sends anything other than a CallResponse or CallError
   /// named `callback` (tsgo: `api: unexpected message while waiting for
   /// "NAME" response`; the Request then fails and the server serves on);
-  /// PeerClosed and ProtocolError as FdChannel does (the server then ends).
+  /// PeerClosed and ProtocolError as FrameChannel does (the server then ends).
   /// In async mode (Server::serve_async) `arguments` and the result are JSON
   /// text; the call is a JSON-RPC request with id "apiN", an error response
   /// is RemoteError "api: remote error [CODE]: MESSAGE", and requests that
@@ -97,7 +97,7 @@ class RequestContext {
   const std::exception_ptr& channel_failure() const noexcept { return channel_failure_; }
 
  private:
-  FdChannel* channel_ = nullptr;            // the request's channel (sync mode)
+  FrameChannel* channel_ = nullptr;            // the request's channel (sync mode)
   detail::AsyncSession* async_ = nullptr;   // the request's session (async mode)
   std::string_view method_;                 // view into the held Request frame
   ByteView payload_;                        // view into the held Request frame

@@ -5,7 +5,7 @@
 #include <stdexcept>  // std::invalid_argument
 
 #include "channel/json_rpc_channel.h"
-#include "channel/peer_closed.h"
+#include "stream/peer_closed.h"
 #include "protocol/protocol_error.h"
 #include "protocol/remote_error.h"
 #include "server/async_session.h"

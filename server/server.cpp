@@ -7,7 +7,7 @@
 #include <chrono>     // std::chrono
 #include <stdexcept>  // std::invalid_argument
 
-#include "channel/fd_channel.h"
+#include "channel/frame_channel.h"
 #include "protocol/protocol_error.h"
 #include "server/channel_stats_json.h"
 #include "server/client_frames.h"
@@ -71,7 +71,7 @@ void Server::add_handler(std::string_view method, Handler handler) {
   handlers_.insert_or_assign(std::string(method), std::move(handler));
 }
 
-void Server::serve(FdChannel& channel) {
+void Server::serve(FrameChannel& channel) {
   while (const auto frame = detail::read_client_frame(channel)) {
     switch (frame->type) {
       case MessageType::Request:
@@ -96,7 +96,7 @@ void Server::serve(FdChannel& channel) {
   }
 }
 
-void Server::dispatch(FdChannel& channel, std::string_view method, ByteView payload) {
+void Server::dispatch(FrameChannel& channel, std::string_view method, ByteView payload) {
   const ByteView name = as_bytes(method);
   // Answered before dispatch and never recorded, as tsgo does.
   if (method == kGetServerTiming) {
@@ -110,7 +110,7 @@ void Server::dispatch(FdChannel& channel, std::string_view method, ByteView payl
   }
 
   // The request's name and payload must survive the handler's Calls.
-  const FdChannel::Hold hold = channel.hold_frame();
+  const FrameChannel::Hold hold = channel.hold_frame();
   if (dialect_->batch_requests && method == kBatchRequests) {
     std::string reply;
     const bool ok = answer_batch(as_text(payload), [&](const detail::BatchParams::Item& request, std::string& entry) {

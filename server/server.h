@@ -18,7 +18,7 @@
 
 namespace spinrpc {
 
-class FdChannel;
+class FrameChannel;
 class JsonRpcChannel;
 namespace detail {
 struct AsyncSession;
@@ -81,7 +81,7 @@ class Server {
   /// or an empty method: "api: unexpected response message in sync
   /// connection"; a Response, Error or Call: "unexpected message type: N");
   /// PeerClosed on EOF inside a frame; std::system_error from the OS.
-  void serve(FdChannel& channel);
+  void serve(FrameChannel& channel);
 
   /// True from the moment a Request has been read until its reply is
   /// written. Safe to call from any thread (a snapshot; CrossThreadFlag):
@@ -106,7 +106,7 @@ class Server {
     using is_transparent = void;
     std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
   };
-  void dispatch(FdChannel& channel, std::string_view method, ByteView payload);
+  void dispatch(FrameChannel& channel, std::string_view method, ByteView payload);
   void dispatch_async(detail::AsyncSession& session);
   // Runs the handler for ctx.method() and records its time; false means
   // error_text_ holds the Error payload.

@@ -105,7 +105,7 @@ class FifoTransport final : public Transport {
     files_.remove(out_path_);
   }
 
-  Connection accept() override {
+  Streams accept(const BufferOptions& options, bool spinning) override {
     // Blocks until the client opens the reply FIFO for reading: waiting for
     // a client, as a socket's accept does. If it opens the request FIFO
     // first, that succeeded already (early_reader_).
@@ -122,7 +122,7 @@ class FifoTransport final : public Transport {
     check_syscall([&] { return ::poll(&p, 1, -1); }, "poll", p.fd);
     // The fd is ours (we opened it): the channel gets it blocking.
     set_nonblocking(p.fd, false);
-    return {std::move(early_reader_), std::move(out)};
+    return fd_streams(std::move(early_reader_), std::move(out), options, spinning);
   }
 
  private:

@@ -7,7 +7,9 @@ namespace {
 
 class StdioTransport final : public Transport {
  public:
-  Connection accept() override { return {UniqueFd(STDIN_FILENO), UniqueFd(STDOUT_FILENO)}; }
+  Streams accept(const BufferOptions& options, bool spinning) override {
+    return fd_streams(UniqueFd(STDIN_FILENO), UniqueFd(STDOUT_FILENO), options, spinning);
+  }
 };
 
 }  // namespace

@@ -1,12 +1,14 @@
 #pragma once
 
 #include "descriptor/unique_fd.h"
+#include "stream/buffer_options.h"
+#include "stream/streams.h"
 
 namespace spinrpc {
 
-/// One connection's two ends, whatever carries it: a server's stdin and
-/// stdout, a FIFO pair, or one socket twice (dup'ed, so each direction owns
-/// its fd). A framing (FdChannel, ...) is built on top of it.
+/// A connection's two descriptors, as a client's connect_* returns them: a
+/// FIFO pair, or one socket twice (dup'ed, so each direction owns its fd).
+/// fd_streams() makes them Streams.
 struct Connection {
   UniqueFd in;   ///< the peer's messages come from here
   UniqueFd out;  ///< ours go here
@@ -27,9 +29,11 @@ struct Connection {
 class Transport {
  public:
   virtual ~Transport() = default;
-  /// Blocks until the client connects; returns the connection to it.
-  /// Throws std::system_error naming the path on failure.
-  virtual Connection accept() = 0;
+  /// Blocks until the client connects; returns the connection's Streams,
+  /// made with `options` (`spinning`: the reader will try without
+  /// blocking; see fd_streams()). Throws std::system_error naming the path
+  /// on failure.
+  virtual Streams accept(const BufferOptions& options, bool spinning) = 0;
 };
 
 }  // namespace spinrpc

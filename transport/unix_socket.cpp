@@ -121,7 +121,7 @@ class UnixSocketTransport final : public Transport {
     if (!directory_.empty()) files_.remove(directory_);
   }
 
-  Connection accept() override {
+  Streams accept(const BufferOptions& options, bool spinning) override {
     boost::system::error_code error;
     stream_protocol::socket socket(io_);
     // Only this user's processes: the file's mode already says so, and the
@@ -154,7 +154,7 @@ class UnixSocketTransport final : public Transport {
     // The server never execs, but every fd spinrpc holds is close-on-exec.
     ::fcntl(in.get(), F_SETFD, FD_CLOEXEC);
     UniqueFd out = UniqueFd::duplicate(in.get());
-    return {std::move(in), std::move(out)};
+    return fd_streams(std::move(in), std::move(out), options, spinning);
   }
 
  private:

@@ -34,7 +34,7 @@
 #include "channel/payload_sink.h"
 #include "wait/spin_config.h"
 #include "descriptor/stderr_lines.h"
-#include "wait/timed_out.h"
+#include "stream/timed_out.h"
 #include "client-shim/child_exited.h"
 #include "client-shim/child_process.h"
 #include "node/src/channel_core.h"

@@ -22,7 +22,7 @@
 #include <utility>       // std::move
 #include <vector>        // std::vector
 
-#include "channel/fd_channel.h"
+#include "channel/frame_channel.h"
 #include "descriptor/pipe.h"
 #include "descriptor/unique_fd.h"
 #include "tests/protocol/frame_test_util.h"
@@ -76,16 +76,16 @@ inline Link make_link(Transport t) {
 /// The channel on the reading side of a link. For a socket it owns a dup
 /// of the socket as its output, as a real socket channel does; for a pipe
 /// it has no output (these channels only read).
-inline FdChannel reading_channel(Link& link, ChannelOptions options = {}) {
+inline FrameChannel reading_channel(Link& link, ChannelOptions options = {}) {
   UniqueFd out = link.transport == Transport::SocketPair ? dup_cloexec(link.read_end.get())
                                                          : UniqueFd();
-  return FdChannel(std::move(link.read_end), std::move(out), options);
+  return FrameChannel(std::move(link.read_end), std::move(out), options);
 }
 
 /// Writes `all` into `link` in one write(2), closes the writing end, and
 /// returns the channel that reads it: every byte, then EOF, is there before
 /// the channel reads at all.
-inline FdChannel preloaded_channel(Link& link, const std::vector<std::byte>& all,
+inline FrameChannel preloaded_channel(Link& link, const std::vector<std::byte>& all,
                                    ChannelOptions options = {}) {
   if (::write(link.write_end.get(), all.data(), all.size()) != static_cast<ssize_t>(all.size())) {
     throw std::runtime_error(std::string("preloading the channel failed: ") + std::strerror(errno));

@@ -1,4 +1,4 @@
-// FdChannel::Hold: frames under a Hold stay valid and in place while the
+// FrameChannel::Hold: frames under a Hold stay valid and in place while the
 // buffer grows, slides or is given back, under nested Holds and moved ones.
 #include <doctest/doctest.h>
 
@@ -9,7 +9,7 @@
 #include <thread>     // std::thread
 #include <vector>     // std::vector
 
-#include "channel/fd_channel.h"
+#include "channel/frame_channel.h"
 #include "tests/channel/fd_channel_test_util.h"
 
 namespace spinrpc {
@@ -29,7 +29,7 @@ std::vector<Expected> hold_frames() {
   };
 }
 
-TEST_CASE("FdChannel keeps a held frame valid while the buffer grows, and reads on after the Hold ends") {
+TEST_CASE("FrameChannel keeps a held frame valid while the buffer grows, and reads on after the Hold ends") {
   const std::vector<Expected> frames = hold_frames();
   for (Transport transport : kTransports) {
     for (std::size_t chunk : {std::size_t{4}, std::size_t{256}, std::size_t{0}}) {
@@ -37,11 +37,11 @@ TEST_CASE("FdChannel keeps a held frame valid while the buffer grows, and reads 
       CAPTURE(chunk);
       Link link = make_link(transport);
       Dribbler writer(link, wire(frames), {chunk});
-      FdChannel channel = reading_channel(link, small_buffer(16));
+      FrameChannel channel = reading_channel(link, small_buffer(16));
       const FrameView held = channel.read_frame();
       REQUIRE(mismatch(held, frames[0]) == "");
       {
-        const FdChannel::Hold hold = channel.hold_frame();
+        const FrameChannel::Hold hold = channel.hold_frame();
         for (std::size_t i = 1; i <= 4; ++i) {
           CAPTURE(i);
           CHECK(mismatch(channel.read_frame(), frames[i]) == "");
@@ -57,7 +57,7 @@ TEST_CASE("FdChannel keeps a held frame valid while the buffer grows, and reads 
   }
 }
 
-TEST_CASE("FdChannel keeps frames under nested Holds valid until each Hold ends") {
+TEST_CASE("FrameChannel keeps frames under nested Holds valid until each Hold ends") {
   const std::vector<Expected> frames = hold_frames();
   for (Transport transport : kTransports) {
     for (std::size_t chunk : {std::size_t{4}, std::size_t{256}, std::size_t{0}}) {
@@ -67,15 +67,15 @@ TEST_CASE("FdChannel keeps frames under nested Holds valid until each Hold ends"
         CAPTURE(initial);
         Link link = make_link(transport);
         Dribbler writer(link, wire(frames), {chunk});
-        FdChannel channel = reading_channel(link, small_buffer(initial));
+        FrameChannel channel = reading_channel(link, small_buffer(initial));
         const FrameView a = channel.read_frame();
         REQUIRE(mismatch(a, frames[0]) == "");
         {
-          const FdChannel::Hold outer = channel.hold_frame();
+          const FrameChannel::Hold outer = channel.hold_frame();
           const FrameView b = channel.read_frame();
           REQUIRE(mismatch(b, frames[1]) == "");
           {
-            const FdChannel::Hold inner = channel.hold_frame();
+            const FrameChannel::Hold inner = channel.hold_frame();
             CHECK(mismatch(channel.read_frame(), frames[2]) == "");
             CHECK(mismatch(channel.read_frame(), frames[3]) == "");  // forces growth
             CHECK(mismatch(a, frames[0]) == "");
@@ -94,7 +94,7 @@ TEST_CASE("FdChannel keeps frames under nested Holds valid until each Hold ends"
   }
 }
 
-TEST_CASE("FdChannel keeps held frames in place while the unheld bytes behind them slide down") {
+TEST_CASE("FrameChannel keeps held frames in place while the unheld bytes behind them slide down") {
   // A 64-byte buffer takes A, B and X (12 bytes each) and the first 28
   // bytes of C (37) in its first read. A and B are held, X is not. C does
   // not fit behind X (28 bytes left) but does behind B (40): the bytes slide
@@ -111,15 +111,15 @@ TEST_CASE("FdChannel keeps held frames in place while the unheld bytes behind th
   REQUIRE(wire({frames[3]}).size() == 37);
   Link link = make_link(Transport::Pipe);
   const Bytes all = wire(frames);
-  FdChannel channel = preloaded_channel(link, all, small_buffer(64));
+  FrameChannel channel = preloaded_channel(link, all, small_buffer(64));
   const FrameView a = channel.read_frame();
   REQUIRE(mismatch(a, frames[0]) == "");
   {
-    const FdChannel::Hold hold_a = channel.hold_frame();
+    const FrameChannel::Hold hold_a = channel.hold_frame();
     const FrameView b = channel.read_frame();
     REQUIRE(mismatch(b, frames[1]) == "");
     {
-      const FdChannel::Hold hold_b = channel.hold_frame();
+      const FrameChannel::Hold hold_b = channel.hold_frame();
       CHECK(mismatch(channel.read_frame(), frames[2]) == "");
       const FrameView c = channel.read_frame();
       CHECK(mismatch(c, frames[3]) == "");
@@ -136,7 +136,7 @@ TEST_CASE("FdChannel keeps held frames in place while the unheld bytes behind th
   CHECK_FALSE(channel.try_read_frame().has_value());
 }
 
-TEST_CASE("FdChannel keeps the outer Hold's frame in place after an inner Hold ends") {
+TEST_CASE("FrameChannel keeps the outer Hold's frame in place after an inner Hold ends") {
   // A 64-byte buffer takes A, B and C (12 bytes each) and the first 28
   // bytes of D (37). A is held by the outer Hold, B by the inner one, which
   // ends before D is read. D does not fit behind C, so the bytes slide down:
@@ -150,15 +150,15 @@ TEST_CASE("FdChannel keeps the outer Hold's frame in place after an inner Hold e
   REQUIRE(wire({frames[3]}).size() == 37);
   Link link = make_link(Transport::Pipe);
   const Bytes all = wire(frames);
-  FdChannel channel = preloaded_channel(link, all, small_buffer(64));
+  FrameChannel channel = preloaded_channel(link, all, small_buffer(64));
   const FrameView a = channel.read_frame();
   REQUIRE(mismatch(a, frames[0]) == "");
   {
-    const FdChannel::Hold outer = channel.hold_frame();
+    const FrameChannel::Hold outer = channel.hold_frame();
     const FrameView b = channel.read_frame();
     REQUIRE(mismatch(b, frames[1]) == "");
     {
-      const FdChannel::Hold inner = channel.hold_frame();
+      const FrameChannel::Hold inner = channel.hold_frame();
       CHECK(mismatch(channel.read_frame(), frames[2]) == "");
       CHECK(mismatch(b, frames[1]) == "");
     }
@@ -171,7 +171,7 @@ TEST_CASE("FdChannel keeps the outer Hold's frame in place after an inner Hold e
   CHECK_FALSE(channel.try_read_frame().has_value());
 }
 
-TEST_CASE("FdChannel Hold moved from releases nothing; the moved-to Hold keeps the frame") {
+TEST_CASE("FrameChannel Hold moved from releases nothing; the moved-to Hold keeps the frame") {
   // If the moved-from Hold released too, both Holds would be gone after the
   // inner scope, the buffer would rewind and the next reads would overwrite
   // `a` in place (no sanitizer needed to see it).
@@ -185,12 +185,12 @@ TEST_CASE("FdChannel Hold moved from releases nothing; the moved-to Hold keeps t
     CAPTURE(chunk);
     Link link = make_link(Transport::Pipe);
     Dribbler writer(link, wire(frames), {chunk});
-    FdChannel channel = reading_channel(link, small_buffer(256));
+    FrameChannel channel = reading_channel(link, small_buffer(256));
     const FrameView a = channel.read_frame();
     REQUIRE(mismatch(a, frames[0]) == "");
-    std::optional<FdChannel::Hold> kept;
+    std::optional<FrameChannel::Hold> kept;
     {
-      FdChannel::Hold first = channel.hold_frame();
+      FrameChannel::Hold first = channel.hold_frame();
       kept.emplace(std::move(first));
     }  // `first`, moved from, ends here
     for (std::size_t i = 1; i < frames.size(); ++i) {
@@ -203,7 +203,7 @@ TEST_CASE("FdChannel Hold moved from releases nothing; the moved-to Hold keeps t
   }
 }
 
-TEST_CASE("FdChannel keeps a held frame bigger than retained_buffer_bytes while it reads on") {
+TEST_CASE("FrameChannel keeps a held frame bigger than retained_buffer_bytes while it reads on") {
   const std::vector<Expected> frames = {
       {MessageType::Request, bytes("echo"), pattern(2 * kMiB, 81)},
       {MessageType::CallResponse, bytes("readFile"), bytes("small")},
@@ -213,13 +213,13 @@ TEST_CASE("FdChannel keeps a held frame bigger than retained_buffer_bytes while 
   ChannelOptions options;
   options.retained_buffer_bytes = kMiB;
   Link link = make_link(Transport::SocketPair);
-  FdChannel reader = reading_channel(link, options);
+  FrameChannel reader = reading_channel(link, options);
   std::string error;
   std::thread t = write_frames(link, frames, {false, true, true, true}, error);
   const FrameView big = reader.read_frame();
   REQUIRE(mismatch(big, frames[0]) == "");
   {
-    const FdChannel::Hold hold = reader.hold_frame();
+    const FrameChannel::Hold hold = reader.hold_frame();
     CHECK(mismatch(reader.read_frame(), frames[1]) == "");
     CHECK(mismatch(big, frames[0]) == "");
     CHECK(mismatch(reader.read_frame(), frames[2]) == "");

@@ -1,4 +1,4 @@
-// FdChannel moved: the new object reads on where the old one stopped, and
+// FrameChannel moved: the new object reads on where the old one stopped, and
 // move assignment leaves the target's old descriptors as it found them.
 #include <doctest/doctest.h>
 
@@ -8,7 +8,7 @@
 #include <optional>  // std::optional
 #include <vector>    // std::vector
 
-#include "channel/fd_channel.h"
+#include "channel/frame_channel.h"
 #include "wait/spin_policy.h"
 #include "tests/channel/fd_channel_test_util.h"
 
@@ -17,24 +17,23 @@ namespace {
 
 using namespace test;  // tests/channel/fd_channel_test_util.h, channel_test_util.h
 
-TEST_CASE("FdChannel moved into a new object reads on where the old one stopped") {
+TEST_CASE("FrameChannel moved into a new object reads on where the old one stopped") {
   const std::vector<Expected> frames = {{MessageType::Request, bytes("echo"), bytes("one")},
                                         {MessageType::Request, bytes("echo"), bytes("two")},
                                         {MessageType::Request, bytes("echo"), bytes("three")}};
   Link link = make_link(Transport::Pipe);
   const Bytes all = wire(frames);
-  FdChannel first = preloaded_channel(link, all);
-  const int fd = first.in_fd();
+  FrameChannel first = preloaded_channel(link, all);
+  const InputStream* const input = &first.input();
   CHECK(mismatch(first.read_frame(), frames[0]) == "");
-  FdChannel second(std::move(first));  // the second and third frame are already buffered
-  CHECK(second.in_fd() == fd);
-  CHECK(first.in_fd() == -1);
+  FrameChannel second(std::move(first));  // the second and third frame are already buffered
+  CHECK(&second.input() == input);  // the same stream, its descriptor with it
   CHECK(mismatch(second.read_frame(), frames[1]) == "");
   CHECK(mismatch(second.read_frame(), frames[2]) == "");
   CHECK_FALSE(second.try_read_frame().has_value());
 }
 
-TEST_CASE("FdChannel move assignment closes the target's fds, whose O_NONBLOCK flag was never changed") {
+TEST_CASE("FrameChannel move assignment closes the target's fds, whose O_NONBLOCK flag was never changed") {
   // The target spins. Another holder of that file description (a parent
   // sharing our stdin) must find it as it was, while the channel lives and
   // once it is gone, through destruction (checked first) and move assignment.
@@ -45,7 +44,7 @@ TEST_CASE("FdChannel move assignment closes the target's fds, whose O_NONBLOCK f
     PipePair target_pipe = make_pipe();
     const UniqueFd other_holder = test::dup_cloexec(target_pipe.read_end.get());
     const int target_fd = target_pipe.read_end.get();
-    std::optional<FdChannel> target;
+    std::optional<FrameChannel> target;
     target.emplace(std::move(target_pipe.read_end), UniqueFd(), spinning);
     REQUIRE((::fcntl(other_holder.get(), F_GETFL) & O_NONBLOCK) == 0);
 
@@ -54,7 +53,7 @@ TEST_CASE("FdChannel move assignment closes the target's fds, whose O_NONBLOCK f
     REQUIRE(::write(source_pipe.write_end.get(), frame.data(), frame.size()) ==
             static_cast<ssize_t>(frame.size()));
     if (by_assignment) {
-      *target = FdChannel(std::move(source_pipe.read_end), UniqueFd());
+      *target = FrameChannel(std::move(source_pipe.read_end), UniqueFd());
       CHECK(mismatch(target->read_frame(), {MessageType::Request, bytes("echo"), bytes("moved")}) == "");
     } else {
       target.reset();

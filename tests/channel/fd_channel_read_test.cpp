@@ -1,4 +1,4 @@
-// FdChannel reading real pipes and socketpairs: frames dribbled in chunks
+// FrameChannel reading real pipes and socketpairs: frames dribbled in chunks
 // arrive whole; EOF between frames, EOF inside one and malformed bytes
 // become the documented results and errors; the size limit applies as soon
 // as a length arrives.
@@ -12,8 +12,8 @@
 #include <string>    // std::string
 #include <vector>    // std::vector
 
-#include "channel/fd_channel.h"
-#include "channel/peer_closed.h"
+#include "channel/frame_channel.h"
+#include "stream/peer_closed.h"
 #include "protocol/frame_decoder.h"
 #include "protocol/protocol_error.h"
 #include "tests/channel/fd_channel_test_util.h"
@@ -23,7 +23,7 @@ namespace {
 
 using namespace test;  // tests/channel/fd_channel_test_util.h, channel_test_util.h
 
-TEST_CASE("FdChannel reads whole frames that a writer dribbles in chunks over a pipe and a socketpair") {
+TEST_CASE("FrameChannel reads whole frames that a writer dribbles in chunks over a pipe and a socketpair") {
   const std::vector<Expected> frames = mixed_frames();
   const Bytes all = wire(frames);
   // A 16-byte buffer that must grow and slide, the default 64 KiB, and a
@@ -46,7 +46,7 @@ TEST_CASE("FdChannel reads whole frames that a writer dribbles in chunks over a 
         options.spin = SpinPolicy{config.spin_budget, true, "test"};
         Link link = make_link(transport);
         Dribbler writer(link, all, {chunk});
-        FdChannel channel = reading_channel(link, options);
+        FrameChannel channel = reading_channel(link, options);
         for (const Expected& want : frames) CHECK(mismatch(channel.try_read_frame(), want) == "");
         CHECK_FALSE(channel.try_read_frame().has_value());
         CHECK(writer.wait() == "");
@@ -55,7 +55,7 @@ TEST_CASE("FdChannel reads whole frames that a writer dribbles in chunks over a 
   }
 }
 
-TEST_CASE("FdChannel returns several frames that arrived in one write one at a time") {
+TEST_CASE("FrameChannel returns several frames that arrived in one write one at a time") {
   const std::vector<Expected> frames = {
       {MessageType::Request, bytes("echo"), bytes("1")},
       {MessageType::Request, bytes("echo"), bytes("22")},
@@ -66,19 +66,19 @@ TEST_CASE("FdChannel returns several frames that arrived in one write one at a t
   for (Transport transport : kTransports) {
     CAPTURE(to_string(transport));
     Link link = make_link(transport);
-    FdChannel channel = preloaded_channel(link, all);
+    FrameChannel channel = preloaded_channel(link, all);
     for (const Expected& want : frames) CHECK(mismatch(channel.read_frame(), want) == "");
     CHECK_FALSE(channel.try_read_frame().has_value());
   }
 }
 
-TEST_CASE("FdChannel::try_read_frame returns nullopt on EOF between frames, and again when asked again") {
+TEST_CASE("FrameChannel::try_read_frame returns nullopt on EOF between frames, and again when asked again") {
   for (Transport transport : kTransports) {
     CAPTURE(to_string(transport));
     SUBCASE("EOF before any byte") {
       Link link = make_link(transport);
       link.write_end.reset();
-      FdChannel channel = reading_channel(link);
+      FrameChannel channel = reading_channel(link);
       CHECK_FALSE(channel.try_read_frame().has_value());
       CHECK_FALSE(channel.try_read_frame().has_value());
     }
@@ -89,7 +89,7 @@ TEST_CASE("FdChannel::try_read_frame returns nullopt on EOF between frames, and 
         CAPTURE(chunk);
         Link link = make_link(transport);
         Dribbler writer(link, wire(frames), {chunk});
-        FdChannel channel = reading_channel(link, small_buffer());
+        FrameChannel channel = reading_channel(link, small_buffer());
         CHECK(mismatch(channel.try_read_frame(), frames[0]) == "");
         CHECK(mismatch(channel.try_read_frame(), frames[1]) == "");
         CHECK_FALSE(channel.try_read_frame().has_value());
@@ -100,13 +100,13 @@ TEST_CASE("FdChannel::try_read_frame returns nullopt on EOF between frames, and 
   }
 }
 
-TEST_CASE("FdChannel::read_frame throws PeerClosed, not inside a field, on EOF between frames") {
+TEST_CASE("FrameChannel::read_frame throws PeerClosed, not inside a field, on EOF between frames") {
   for (Transport transport : kTransports) {
     CAPTURE(to_string(transport));
     const Expected frame{MessageType::Request, bytes("echo"), bytes("x")};
     Link link = make_link(transport);
     Dribbler writer(link, wire({frame}), {1});
-    FdChannel channel = reading_channel(link);
+    FrameChannel channel = reading_channel(link);
     CHECK(mismatch(channel.read_frame(), frame) == "");
     const auto error = thrown<PeerClosed>([&] { channel.read_frame(); });
     REQUIRE(error.has_value());
@@ -116,7 +116,7 @@ TEST_CASE("FdChannel::read_frame throws PeerClosed, not inside a field, on EOF b
   }
 }
 
-TEST_CASE("FdChannel over a socket whose peer closed with our reply unread throws PeerClosed for a reply not read") {
+TEST_CASE("FrameChannel over a socket whose peer closed with our reply unread throws PeerClosed for a reply not read") {
   // ECONNRESET on the read: tsgo exits 1 there too ("read: connection reset
   // by peer"), where a clean EOF between frames is the normal end.
   for (const auto budget : {std::chrono::microseconds{0}, std::chrono::microseconds{100}}) {
@@ -124,7 +124,7 @@ TEST_CASE("FdChannel over a socket whose peer closed with our reply unread throw
     Link link = make_link(Transport::SocketPair);
     ChannelOptions options;
     options.spin.budget = budget;
-    FdChannel channel = reading_channel(link, options);
+    FrameChannel channel = reading_channel(link, options);
     channel.write_frame(MessageType::Response, bytes("echo"), bytes("unread"));
     link.write_end.reset();  // the peer goes, our Response still in its queue
     const auto error = thrown<PeerClosed>([&] { (void)channel.try_read_frame(); });
@@ -147,7 +147,7 @@ std::vector<std::size_t> cuts_of(const FrameLayout& l) {
   return cuts;
 }
 
-TEST_CASE("FdChannel throws PeerClosed on EOF inside a frame, telling a cut field from a field boundary") {
+TEST_CASE("FrameChannel throws PeerClosed on EOF inside a frame, telling a cut field from a field boundary") {
   // A small frame cut at every byte, and a bin16-name, bin32-payload frame
   // cut at every field boundary and either side of it.
   const Expected small{MessageType::Request, bytes("echo"), bytes("hi"), TypeMarker::Uint8};
@@ -180,7 +180,7 @@ TEST_CASE("FdChannel throws PeerClosed on EOF inside a frame, telling a cut fiel
                             whole.begin() + static_cast<std::ptrdiff_t>(cut));
           Link link = make_link(transport);
           Dribbler writer(link, bytes_sent, {chunk});
-          FdChannel channel = reading_channel(link, small_buffer());
+          FrameChannel channel = reading_channel(link, small_buffer());
           CHECK(mismatch(channel.try_read_frame(), before) == "");
           const auto error = thrown<PeerClosed>([&] { channel.try_read_frame(); });
           REQUIRE(error.has_value());
@@ -200,7 +200,7 @@ TEST_CASE("FdChannel throws PeerClosed on EOF inside a frame, telling a cut fiel
   }
 }
 
-TEST_CASE("FdChannel throws ProtocolError with tsgo's text for malformed bytes, also after a good frame") {
+TEST_CASE("FrameChannel throws ProtocolError with tsgo's text for malformed bytes, also after a good frame") {
   struct Case {
     Bytes bytes;
     const char* message;
@@ -230,7 +230,7 @@ TEST_CASE("FdChannel throws ProtocolError with tsgo's text for malformed bytes, 
         // The writer keeps the pipe open: the error must come from the bytes,
         // not from an EOF.
         Dribbler writer(link, sent, {chunk, true, true});
-        FdChannel channel = reading_channel(link, small_buffer());
+        FrameChannel channel = reading_channel(link, small_buffer());
         if (after_good) CHECK(mismatch(channel.read_frame(), good) == "");
         CHECK_THROWS_WITH_AS(channel.read_frame(), c.message, ProtocolError);
         CHECK(writer.finish() == "");
@@ -239,7 +239,7 @@ TEST_CASE("FdChannel throws ProtocolError with tsgo's text for malformed bytes, 
   }
 }
 
-TEST_CASE("FdChannel refuses a frame over its limit once the length arrives, without waiting for the data") {
+TEST_CASE("FrameChannel refuses a frame over its limit once the length arrives, without waiting for the data") {
   SUBCASE("a custom limit of 100 bytes and a 101-byte frame") {
     ChannelOptions options;
     options.limits.max_message_bytes = 100;
@@ -248,7 +248,7 @@ TEST_CASE("FdChannel refuses a frame over its limit once the length arrives, wit
     REQUIRE(frame.size() == 101);
     Link link = make_link(Transport::Pipe);
     Dribbler writer(link, Bytes(frame.begin(), frame.begin() + 10), {1, true, true});
-    FdChannel channel = reading_channel(link, options);
+    FrameChannel channel = reading_channel(link, options);
     CHECK_THROWS_WITH_AS(channel.read_frame(),
                          "message of 101 bytes exceeds the limit of 100 bytes (max message size)",
                          ProtocolError);
@@ -258,7 +258,7 @@ TEST_CASE("FdChannel refuses a frame over its limit once the length arrives, wit
     Link link = make_link(Transport::SocketPair);
     Dribbler writer(link, bytes({0x93, 0x01, 0xc4, 0x00, 0xc6, 0xff, 0xff, 0xff, 0xff}),
                     {4, true, true});
-    FdChannel channel = reading_channel(link);
+    FrameChannel channel = reading_channel(link);
     CHECK_THROWS_WITH_AS(
         channel.read_frame(),
         "message of 4294967304 bytes exceeds the limit of 268435456 bytes (max message size)",

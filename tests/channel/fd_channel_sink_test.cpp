@@ -1,4 +1,4 @@
-// FdChannel::try_read_frame with a PayloadSink: a big payload still to come
+// FrameChannel::try_read_frame with a PayloadSink: a big payload still to come
 // is read into the sink's memory, whatever the cuts it arrives in; small
 // payloads, frames already whole and a sink that declines leave the buffer
 // in charge; the frames after a sunk one read as usual; EOF inside a sunk
@@ -13,7 +13,7 @@
 #include <vector>   // std::vector
 
 #include "channel/payload_sink.h"
-#include "channel/peer_closed.h"
+#include "stream/peer_closed.h"
 #include "tests/channel/fd_channel_test_util.h"
 
 namespace spinrpc {
@@ -55,7 +55,7 @@ TEST_CASE("a big Response still to come is read into the sink, in any cuts, and 
       CAPTURE(to_string(transport));
       Link link = make_link(transport);
       // A buffer smaller than the frame's header, so the header's cuts vary too.
-      FdChannel reader = reading_channel(link, small_buffer());
+      FrameChannel reader = reading_channel(link, small_buffer());
       Dribbler writer(link, wire(frames), {.chunk = chunk, .lockstep = chunk != 0});
       RecordingSink sink;
       const std::optional<FrameView> first = reader.try_read_frame(&sink);
@@ -77,7 +77,7 @@ TEST_CASE("a declined payload stays in the channel's buffer") {
   for (Transport transport : kTransports) {
     CAPTURE(to_string(transport));
     Link link = make_link(transport);
-    FdChannel reader = reading_channel(link, small_buffer());
+    FrameChannel reader = reading_channel(link, small_buffer());
     // In lockstep cuts: the payload is still to come when its length is known.
     Dribbler writer(link, wire({call}), {.chunk = 4096});
     RecordingSink sink;
@@ -98,7 +98,7 @@ TEST_CASE("a big payload already in the buffer is not offered to the sink") {
   // A socket pair's buffer takes both frames before any read (a pipe's 64
   // KiB would not); one read takes both (the buffer starts bigger).
   Link link = make_link(Transport::SocketPair);
-  FdChannel reader = preloaded_channel(link, wire(frames), small_buffer(std::size_t{1} << 20));
+  FrameChannel reader = preloaded_channel(link, wire(frames), small_buffer(std::size_t{1} << 20));
   RecordingSink sink;
   CHECK(mismatch(reader.try_read_frame(&sink), frames[0]) == "");
   CHECK(mismatch(reader.try_read_frame(&sink), frames[1]) == "");
@@ -112,7 +112,7 @@ TEST_CASE("EOF inside a payload read into the sink is PeerClosed") {
   for (Transport transport : kTransports) {
     CAPTURE(to_string(transport));
     Link link = make_link(transport);
-    FdChannel reader = reading_channel(link, small_buffer());
+    FrameChannel reader = reading_channel(link, small_buffer());
     Dribbler writer(link, all, {.chunk = 4096});
     RecordingSink sink;
     const auto error = thrown<PeerClosed>([&] { reader.try_read_frame(&sink); });
@@ -140,7 +140,7 @@ TEST_CASE("prepare_while_waiting steps the sink until it is done while nothing h
   for (Transport transport : kTransports) {
     CAPTURE(to_string(transport));
     Link link = make_link(transport);
-    FdChannel reader = reading_channel(link);
+    FrameChannel reader = reading_channel(link);
     PreparingSink sink(5);
     reader.prepare_while_waiting(sink);
     CHECK(sink.steps == 5);
@@ -149,7 +149,7 @@ TEST_CASE("prepare_while_waiting steps the sink until it is done while nothing h
 
 TEST_CASE("prepare_while_waiting asks a sink with nothing to prepare for no step") {
   Link link = make_link(Transport::Pipe);
-  FdChannel reader = reading_channel(link);
+  FrameChannel reader = reading_channel(link);
   PreparingSink done(0);
   reader.prepare_while_waiting(done);
   CHECK(done.steps == 0);
@@ -165,7 +165,7 @@ TEST_CASE("prepare_while_waiting gives no step when bytes are waiting or already
     {
       // Both frames in the pipe: the first read takes both into the buffer.
       Link link = make_link(transport);
-      FdChannel reader = preloaded_channel(link, wire(frames));
+      FrameChannel reader = preloaded_channel(link, wire(frames));
       PreparingSink waiting(100);
       reader.prepare_while_waiting(waiting);
       CHECK(waiting.steps == 0);
@@ -178,7 +178,7 @@ TEST_CASE("prepare_while_waiting gives no step when bytes are waiting or already
     }
     {
       Link link = make_link(transport);
-      FdChannel reader = reading_channel(link);
+      FrameChannel reader = reading_channel(link);
       link.write_end.reset();  // EOF: poll reports it, and the read must see it now
       PreparingSink at_eof(100);
       reader.prepare_while_waiting(at_eof);

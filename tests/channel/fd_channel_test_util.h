@@ -1,5 +1,5 @@
 #pragma once
-// What the FdChannel suites share: frames as the tests expect them, their
+// What the FrameChannel suites share: frames as the tests expect them, their
 // bytes on the wire (msgpack-c writes them), comparing a FrameView with one,
 // the chunk sizes and transports every case runs over, and a writer thread.
 
@@ -12,7 +12,7 @@
 #include <thread>    // std::thread
 #include <vector>    // std::vector
 
-#include "channel/fd_channel.h"
+#include "channel/frame_channel.h"
 #include "descriptor/pipe.h"
 #include "tests/channel/channel_test_util.h"
 
@@ -23,7 +23,7 @@ inline const std::vector<std::size_t> kChunks = {1, 4, 256, 0};
 inline const Transport kTransports[] = {Transport::Pipe, Transport::SocketPair};
 
 // The process must not die of SIGPIPE when a test writes to a closed reader
-// (FdChannel::write_frame documents that the process ignores it).
+// (FrameChannel::write_frame documents that the process ignores it).
 inline const bool kSigpipeIgnored = [] {
   std::signal(SIGPIPE, SIG_IGN);
   return true;
@@ -85,12 +85,12 @@ inline std::vector<Expected> mixed_frames() {
   };
 }
 
-// A channel writing into a link's write end. Every FdChannel reads too, so
+// A channel writing into a link's write end. Every FrameChannel reads too, so
 // it needs a readable input: for a socket a dup of the same socket, as in
 // real use; for a pipe the read end of a second pipe, as a server's stdin.
-inline FdChannel writing_channel(UniqueFd out, Transport t, ChannelOptions options = {}) {
+inline FrameChannel writing_channel(UniqueFd out, Transport t, ChannelOptions options = {}) {
   UniqueFd in = t == Transport::SocketPair ? dup_cloexec(out.get()) : make_pipe().read_end;
-  return FdChannel(std::move(in), std::move(out), options);
+  return FrameChannel(std::move(in), std::move(out), options);
 }
 
 // Writes `frames` with write_frame from a thread, through a channel that the
@@ -107,11 +107,11 @@ inline std::thread write_frames(Link& link, const std::vector<Expected>& frames,
   return std::thread([out = std::move(link.write_end), t = link.transport, &frames,
                       drain_before = std::move(drain_before), &error, frames_read]() mutable {
     try {
-      FdChannel channel = writing_channel(std::move(out), t);
+      FrameChannel channel = writing_channel(std::move(out), t);
       for (std::size_t i = 0; i < frames.size(); ++i) {
         if (i < drain_before.size() && drain_before[i]) {
           const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-          while (frames_read != nullptr ? frames_read->load() < i : unread_bytes(channel.out_fd(), t) > 0) {
+          while (frames_read != nullptr ? frames_read->load() < i : unread_bytes(channel.output().fd(), t) > 0) {
             if (std::chrono::steady_clock::now() > deadline) {
               error = "the reader did not take frame " + std::to_string(i - 1) + " within 20 s";
               return;

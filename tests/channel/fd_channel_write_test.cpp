@@ -1,4 +1,4 @@
-// FdChannel writing: payloads of 1 MiB and beyond the retained buffer round
+// FrameChannel writing: payloads of 1 MiB and beyond the retained buffer round
 // trip between two channels, a closed reader is PeerClosed, a non-blocking
 // socket is drained whole, a descriptor someone made non-blocking is waited
 // on, ECONNRESET reads as the peer closing, and big parts lent to a pipe
@@ -22,8 +22,9 @@
 #include <utility>  // std::pair
 #include <vector>   // std::vector
 
-#include "channel/fd_channel.h"
-#include "channel/peer_closed.h"
+#include "channel/frame_channel.h"
+#include "stream/fd_output_stream.h"
+#include "stream/peer_closed.h"
 #include "descriptor/pipe.h"
 #include "wait/spin_policy.h"
 #include "protocol/frame_encoder.h"
@@ -34,7 +35,7 @@ namespace {
 
 using namespace test;  // tests/channel/fd_channel_test_util.h, channel_test_util.h
 
-TEST_CASE("FdChannel round trips a 1 MiB payload between two channels") {
+TEST_CASE("FrameChannel round trips a 1 MiB payload between two channels") {
   const std::vector<Expected> frames = {
       {MessageType::Request, bytes("echo"), pattern(kMiB, 31)},
       {MessageType::Response, bytes("echo"), pattern(kMiB, 32)},
@@ -43,7 +44,7 @@ TEST_CASE("FdChannel round trips a 1 MiB payload between two channels") {
   for (Transport transport : kTransports) {
     CAPTURE(to_string(transport));
     Link link = make_link(transport);
-    FdChannel reader = reading_channel(link);
+    FrameChannel reader = reading_channel(link);
     std::string error;
     std::thread t = write_frames(link, frames, {}, error);
     for (const Expected& want : frames) CHECK(mismatch(reader.read_frame(), want) == "");
@@ -53,7 +54,7 @@ TEST_CASE("FdChannel round trips a 1 MiB payload between two channels") {
   }
 }
 
-TEST_CASE("FdChannel round trips a payload over retained_buffer_bytes and keeps working after giving the buffer back") {
+TEST_CASE("FrameChannel round trips a payload over retained_buffer_bytes and keeps working after giving the buffer back") {
   const std::size_t big = (std::size_t{16} << 20) + 1;  // 16 MiB + 1
   const std::vector<Expected> frames = {
       {MessageType::Request, bytes("echo"), bytes("before")},
@@ -74,7 +75,7 @@ TEST_CASE("FdChannel round trips a payload over retained_buffer_bytes and keeps 
       ChannelOptions options;
       options.retained_buffer_bytes = retained;  // 16 MiB (the default) is also below 16 MiB + 1
       Link link = make_link(transport);
-      FdChannel reader = reading_channel(link, options);
+      FrameChannel reader = reading_channel(link, options);
       std::string error;
       std::thread t = write_frames(link, frames, drain_before, error);
       for (const Expected& want : frames) CHECK(mismatch(reader.read_frame(), want) == "");
@@ -85,7 +86,7 @@ TEST_CASE("FdChannel round trips a payload over retained_buffer_bytes and keeps 
   }
 }
 
-TEST_CASE("FdChannel keeps a buffer grown past retained_buffer_bytes while big frames follow, and gives it back after a small one") {
+TEST_CASE("FrameChannel keeps a buffer grown past retained_buffer_bytes while big frames follow, and gives it back after a small one") {
   const std::size_t retained = 4 * kMiB;
   const std::size_t big = retained + 1;
   const std::vector<Expected> frames = {
@@ -110,7 +111,7 @@ TEST_CASE("FdChannel keeps a buffer grown past retained_buffer_bytes while big f
     ChannelOptions options;
     options.retained_buffer_bytes = retained;
     Link link = make_link(transport);
-    FdChannel reader = reading_channel(link, options);
+    FrameChannel reader = reading_channel(link, options);
     std::string error;
     std::atomic<std::size_t> frames_read{0};
     std::thread t = write_frames(link, frames, drain_before, error, &frames_read);
@@ -140,12 +141,12 @@ TEST_CASE("FdChannel keeps a buffer grown past retained_buffer_bytes while big f
   }
 }
 
-TEST_CASE("FdChannel::write_frame throws PeerClosed when the reader has closed its end") {
+TEST_CASE("FrameChannel::write_frame throws PeerClosed when the reader has closed its end") {
   for (Transport transport : kTransports) {
     CAPTURE(to_string(transport));
     Link link = make_link(transport);
     link.read_end.reset();
-    FdChannel writer = writing_channel(std::move(link.write_end), transport);
+    FrameChannel writer = writing_channel(std::move(link.write_end), transport);
     const auto error = thrown<PeerClosed>(
         [&] { writer.write_frame(MessageType::Response, as_bytes("echo"), as_bytes("lost")); });
     REQUIRE(error.has_value());
@@ -154,7 +155,7 @@ TEST_CASE("FdChannel::write_frame throws PeerClosed when the reader has closed i
   }
 }
 
-TEST_CASE("FdChannel::write_frame delivers 4 MiB whole through a non-blocking socket while the reader drains slowly") {
+TEST_CASE("FrameChannel::write_frame delivers 4 MiB whole through a non-blocking socket while the reader drains slowly") {
   const Bytes payload = pattern(4 * kMiB, 51);
   Bytes expected;
   append_frame(expected, MessageType::Response, as_bytes("getTypeAtLocation"), payload);
@@ -190,7 +191,7 @@ TEST_CASE("FdChannel::write_frame delivers 4 MiB whole through a non-blocking so
       }
     });
     {
-      std::optional<FdChannel> writer;
+      std::optional<FrameChannel> writer;
       if (by_spin_policy) {
         ChannelOptions options;
         options.spin = SpinPolicy{std::chrono::microseconds{50}, false, "test"};
@@ -211,7 +212,7 @@ TEST_CASE("FdChannel::write_frame delivers 4 MiB whole through a non-blocking so
   }
 }
 
-TEST_CASE("FdChannel reads from a descriptor someone made non-blocking by waiting for POLLIN") {
+TEST_CASE("FrameChannel reads from a descriptor someone made non-blocking by waiting for POLLIN") {
   const std::vector<Expected> frames = mixed_frames();
   for (Transport transport : kTransports) {
     for (std::size_t chunk : {std::size_t{4}, std::size_t{256}, std::size_t{0}}) {
@@ -220,7 +221,7 @@ TEST_CASE("FdChannel reads from a descriptor someone made non-blocking by waitin
       Link link = make_link(transport);
       Dribbler writer(link, wire(frames), {chunk});
       const int read_fd = link.read_end.get();
-      FdChannel channel = reading_channel(link, small_buffer());
+      FrameChannel channel = reading_channel(link, small_buffer());
       // After the channel exists, as another holder of the file description
       // would do it (a plain channel makes its fd blocking when it starts).
       test::set_nonblocking(read_fd);
@@ -236,14 +237,14 @@ TEST_CASE("FdChannel reads from a descriptor someone made non-blocking by waitin
 // is lent from the one warm buffer. The pipe was once asked at the big part,
 // with the reply's own header already in it: a reader that had not taken
 // the header yet cost a second buffer, and the reply after that was copied.
-TEST_CASE("FdChannel with lend_copies lends every reply to a reader that reads each before asking again") {
+TEST_CASE("FrameChannel with lend_copies lends every reply to a reader that reads each before asking again") {
   constexpr int kReplies = 20;
   Link requests = make_link(Transport::Pipe);
   Link replies = make_link(Transport::Pipe);
   ChannelOptions lending;
   lending.large_writes = BufferOptions::LargeWrites::lend_copies;
-  FdChannel server(std::move(requests.read_end), std::move(replies.write_end), lending);
-  FdChannel client(std::move(replies.read_end), std::move(requests.write_end));
+  FrameChannel server(std::move(requests.read_end), std::move(replies.write_end), lending);
+  FrameChannel client(std::move(replies.read_end), std::move(requests.write_end));
   std::string error;
   std::thread t([&] {
     try {
@@ -272,14 +273,14 @@ TEST_CASE("FdChannel with lend_copies lends every reply to a reader that reads e
 // frame as it was written (with LargeWrites::lend the pipe would hand the
 // reader the buffer's later contents). Past LentCopies::kMaxLent unread
 // buffers the writes are copied, which must not change the outcome either.
-TEST_CASE("FdChannel with lend_copies delivers what was written although the buffer changes at once") {
+TEST_CASE("FrameChannel with lend_copies delivers what was written although the buffer changes at once") {
   constexpr int kFrames = 5;
   Link link = make_link(Transport::Pipe);
   ChannelOptions options;
   options.large_writes = BufferOptions::LargeWrites::lend_copies;
   PipePair unused = make_pipe();
-  FdChannel writer(std::move(unused.read_end), std::move(link.write_end), options);
-  FdChannel reader = reading_channel(link);
+  FrameChannel writer(std::move(unused.read_end), std::move(link.write_end), options);
+  FrameChannel reader = reading_channel(link);
   Bytes buffer(kMiB / 2);
   std::string error;
   std::thread t([&] {
@@ -318,12 +319,12 @@ using namespace test;
 // the pipe grows for them. The reader must get every frame whole, small ones
 // between big ones included, and over a socket pair the option changes
 // nothing.
-TEST_CASE("FdChannel lending big parts delivers big and small frames in order and grows a pipe") {
+TEST_CASE("FrameChannel lending big parts delivers big and small frames in order and grows a pipe") {
   const std::vector<Expected> frames = {
       {MessageType::Request, bytes("echo"), bytes("small first")},
       {MessageType::Request, bytes("echo"), pattern(kMiB, 51)},
-      {MessageType::Response, bytes("echo"), pattern(ByteStream::kLendMinBytes, 52)},
-      {MessageType::Request, bytes("echo"), pattern(ByteStream::kLendMinBytes - 1, 53)},
+      {MessageType::Response, bytes("echo"), pattern(FdOutputStream::kLendMinBytes, 52)},
+      {MessageType::Request, bytes("echo"), pattern(FdOutputStream::kLendMinBytes - 1, 53)},
       {MessageType::CallResponse, bytes("readFile"), pattern(4 * kMiB + 3, 54)},
       {MessageType::Request, bytes("echo"), {}},
   };
@@ -340,8 +341,8 @@ TEST_CASE("FdChannel lending big parts delivers big and small frames in order an
     options.large_writes = mode;
     // The writer's own input is never read: a pipe that stays empty.
     PipePair unused = make_pipe();
-    FdChannel writer(std::move(unused.read_end), std::move(link.write_end), options);
-    FdChannel reader = reading_channel(link);
+    FrameChannel writer(std::move(unused.read_end), std::move(link.write_end), options);
+    FrameChannel reader = reading_channel(link);
     std::string error;
     std::thread t([&] {
       try {
@@ -360,8 +361,8 @@ TEST_CASE("FdChannel lending big parts delivers big and small frames in order an
         if (std::fscanf(f, "%ld", &max_size) != 1) max_size = 0;
         std::fclose(f);
       }
-      if (max_size >= static_cast<long>(ByteStream::kMaxPipeBytes)) {
-        CHECK(::fcntl(write_fd, F_GETPIPE_SZ) == static_cast<int>(ByteStream::kMaxPipeBytes));
+      if (max_size >= static_cast<long>(kMaxPipeBytes)) {
+        CHECK(::fcntl(write_fd, F_GETPIPE_SZ) == static_cast<int>(kMaxPipeBytes));
       }
     }
   }

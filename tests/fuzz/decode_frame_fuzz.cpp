@@ -10,7 +10,7 @@
 //     asking for no more than the frame's size; once whole it is the same
 //     frame; an error, once reported, stays the same error.
 //  3. Streaming: the input is fed at seeded random split points into a
-//     growing buffer, frames are consumed as FdChannel consumes them, and the
+//     growing buffer, frames are consumed as FrameChannel consumes them, and the
 //     frames and the final outcome must equal a one-shot decode of the whole
 //     input frame after frame.
 //  4. A small limit (seeded, 0..600 bytes): a frame of S bytes decodes under
@@ -177,7 +177,7 @@ StreamResult one_shot(ByteView in, const Limits& limits) {
   }
 }
 
-// 3. The input arriving in random chunks, consumed as FdChannel does: decode
+// 3. The input arriving in random chunks, consumed as FrameChannel does: decode
 // after every chunk, take whole frames off the front.
 StreamResult chunked(ByteView in, const Limits& limits, Rng& rng) {
   StreamResult s;

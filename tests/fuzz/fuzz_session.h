@@ -5,7 +5,7 @@
 // stream did. After that the session must end with an exception, even when
 // the handler swallowed it (RequestContext::call's contract).
 
-#include "channel/peer_closed.h"
+#include "stream/peer_closed.h"
 #include "protocol/protocol_error.h"
 
 namespace spinrpc::fuzz {

@@ -41,7 +41,7 @@
 
 #include "channel/byte_stream.h"
 #include "channel/json_rpc_channel.h"
-#include "channel/peer_closed.h"
+#include "stream/peer_closed.h"
 #include "fuzz_check.h"
 #include "fuzz_session.h"
 #include "memfd_io.h"

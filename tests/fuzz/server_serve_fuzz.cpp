@@ -1,4 +1,4 @@
-// Fuzz target: Server::serve over an FdChannel, fed a whole client byte
+// Fuzz target: Server::serve over an FrameChannel, fed a whole client byte
 // stream. Single-threaded: the input is written to a memfd that serves as the
 // server's stdin (it reads the bytes, then a real EOF); replies go to a
 // second memfd, or to /dev/null.
@@ -11,7 +11,7 @@
 //    "unexpected message type: N"), one line;
 //  - the buffer size is invisible: the same input through a 16-byte buffer
 //    that is given back above 64 bytes (every grow, slide and Hold-retire
-//    path of FdChannel runs) and through the default 64 KiB buffer gives the
+//    path of FrameChannel runs) and through the default 64 KiB buffer gives the
 //    same reply bytes and the same ending;
 //  - once a call() into the client failed because the stream did (EOF or
 //    malformed bytes), the session ends with an exception, even when the
@@ -42,8 +42,8 @@
 #include <system_error>  // std::system_error
 #include <vector>        // std::vector
 
-#include "channel/fd_channel.h"
-#include "channel/peer_closed.h"
+#include "channel/frame_channel.h"
+#include "stream/peer_closed.h"
 #include "callback_list.h"
 #include "fuzz_check.h"
 #include "fuzz_session.h"
@@ -82,7 +82,7 @@ void add_handlers(spinrpc::Server& server, Session& session) {
     fatal_marks(session, [&] { ctx.reply() = ctx.call(name, args); });
   });
   server.on("callbackLoop", [&session](RequestContext& ctx) {
-    // The Request's payload must stay valid across the Calls (FdChannel::Hold).
+    // The Request's payload must stay valid across the Calls (FrameChannel::Hold).
     const std::string name(ctx.payload_text());
     for (int i = 0; i < 4; ++i) {
       try {
@@ -165,7 +165,7 @@ Run serve(ByteView input, spinrpc::ChannelOptions options, bool timing, bool cap
 
   Run run{};
   {
-    spinrpc::FdChannel channel(spinrpc::UniqueFd(in), spinrpc::UniqueFd(out), options);
+    spinrpc::FrameChannel channel(spinrpc::UniqueFd(in), spinrpc::UniqueFd(out), options);
     try {
       server.serve(channel);
       run.end = Run::End::Returned;

@@ -7,7 +7,7 @@
 #include <exception>  // std::exception
 #include <iostream>   // std::cerr
 
-#include "channel/fd_channel.h"
+#include "channel/frame_channel.h"
 #include "server/server.h"
 #include "tests/peers/scripted_methods.h"
 
@@ -17,7 +17,7 @@ int main() {
   try {
     spinrpc::Server server(spinrpc::ServerOptions{});
     add_scripted_methods(server);
-    spinrpc::FdChannel channel(spinrpc::UniqueFd(STDIN_FILENO), spinrpc::UniqueFd(STDOUT_FILENO));
+    spinrpc::FrameChannel channel(spinrpc::UniqueFd(STDIN_FILENO), spinrpc::UniqueFd(STDOUT_FILENO));
     server.serve(channel);
     return 0;
   } catch (const std::exception& e) {

@@ -13,7 +13,7 @@
 
 #include <doctest/doctest.h>
 
-#include "channel/fd_channel.h"
+#include "channel/frame_channel.h"
 #include "descriptor/pipe.h"
 #include "server_test_util.h"
 
@@ -154,7 +154,7 @@ TEST_CASE("A server waiting for a CallResponse exits when its client is killed")
   Session session(bin_path("scripted_peer"),
                   frame_bytes(MessageType::Request, "callback", "readFile /a.ts"));
   // The server's Call proves it is inside the handler, waiting in call().
-  spinrpc::FdChannel from_server(session.take_from_server(),
+  spinrpc::FrameChannel from_server(session.take_from_server(),
                                  spinrpc::test::open_dev_null(O_WRONLY));
   {
     spinrpc::test::HangGuard guard(session.server_pid());

@@ -1,5 +1,5 @@
 // No heap allocation per small request or reply in steady state, in the
-// server (issue 3): Server::serve on one thread and a client FdChannel on
+// server (issue 3): Server::serve on one thread and a client FrameChannel on
 // another, over real pipes, with a counting replacement of operator new.
 // Its own executable: the replacement counts for the whole process.
 #include <string>     // std::string
@@ -7,7 +7,7 @@
 
 #include <doctest/doctest.h>
 
-#include "channel/fd_channel.h"
+#include "channel/frame_channel.h"
 #include "descriptor/pipe.h"
 #include "server/server.h"
 #include "tests/support/count_allocations.h"
@@ -15,11 +15,11 @@
 namespace {
 
 using namespace std::chrono_literals;
-using spinrpc::FdChannel;
+using spinrpc::FrameChannel;
 using spinrpc::MessageType;
 
 // One request and its reply, checked; returns nothing so nothing is kept.
-void exchange(FdChannel& client, std::string_view method, std::string_view payload, MessageType expected) {
+void exchange(FrameChannel& client, std::string_view method, std::string_view payload, MessageType expected) {
   client.write_frame(MessageType::Request, spinrpc::as_bytes(method), spinrpc::as_bytes(payload));
   const spinrpc::FrameView reply = client.read_frame();
   REQUIRE(reply.type == expected);
@@ -34,8 +34,8 @@ TEST_CASE("Server allocates nothing per small request once warmed up, spinning o
     auto replies = spinrpc::make_pipe();
     spinrpc::ChannelOptions options;
     options.spin = spinrpc::SpinPolicy{budget, true, "test"};
-    FdChannel server_channel(std::move(requests.read_end), std::move(replies.write_end), options);
-    FdChannel client(std::move(replies.read_end), std::move(requests.write_end), options);
+    FrameChannel server_channel(std::move(requests.read_end), std::move(replies.write_end), options);
+    FrameChannel client(std::move(replies.read_end), std::move(requests.write_end), options);
 
     spinrpc::Server server({.cwd = "/src", .callbacks = {}, .timing = true});
     std::thread serving([&] { server.serve(server_channel); });
@@ -55,7 +55,7 @@ TEST_CASE("Server allocates nothing per small request once warmed up, spinning o
     spinrpc::test::stop_counting_allocations();
     CHECK(spinrpc::test::counted_allocations() == 0);
 
-    client = FdChannel(spinrpc::make_pipe().read_end, spinrpc::UniqueFd());  // EOF to the server
+    client = FrameChannel(spinrpc::make_pipe().read_end, spinrpc::UniqueFd());  // EOF to the server
     serving.join();
   }
 }

@@ -11,7 +11,8 @@
 
 #include "descriptor/pipe.h"
 #include "wait/spin_config.h"
-#include "channel/spin_reader.h"
+#include "stream/fd_input_stream.h"
+#include "wait/spin_reader.h"
 #include "descriptor/unique_fd.h"
 
 namespace {
@@ -211,7 +212,8 @@ TEST_CASE("available_cpus counts at most one CPU once this thread is pinned to o
   // occupier either: the reader says so and never starts one.
   CHECK(policy.placement == spinrpc::PlacementController::Setting::automatic);
   spinrpc::PipePair pipe = spinrpc::make_pipe();
-  const spinrpc::SpinReader reader(std::move(pipe.read_end), policy);
+  const spinrpc::SpinReader reader(std::make_unique<spinrpc::FdInputStream>(std::move(pipe.read_end), false, false),
+                                   policy);
   CHECK(reader.stats().placement == "off");
   CHECK(reader.stats().placement_setting_reason == "budget 0: nothing to spend");
   CHECK(reader.stats().occupier_cpu == -1);

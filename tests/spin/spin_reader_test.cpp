@@ -19,8 +19,9 @@
 #include <vector>
 
 #include "descriptor/pipe.h"
-#include "channel/spin_reader.h"
-#include "wait/timed_out.h"
+#include "stream/fd_input_stream.h"
+#include "wait/spin_reader.h"
+#include "stream/timed_out.h"
 #include "descriptor/unique_fd.h"
 #include "tests/support/cpu_holding_signals.h"
 #include "tests/support/sanitizers.h"
@@ -31,6 +32,14 @@ namespace {
 using namespace std::chrono_literals;
 using spinrpc::SpinPolicy;
 using spinrpc::SpinReader;
+
+// A SpinReader over a descriptor, as a channel makes one (fd_streams).
+SpinReader fd_reader(spinrpc::UniqueFd fd, SpinPolicy policy) {
+  const bool spinning = policy.budget.count() > 0;
+  return SpinReader(std::make_unique<spinrpc::FdInputStream>(std::move(fd), spinning, false), std::move(policy));
+}
+
+int fd_of(SpinReader& reader) { return static_cast<spinrpc::FdInputStream&>(reader.input()).fd(); }
 
 bool is_nonblocking(int fd) { return (::fcntl(fd, F_GETFL) & O_NONBLOCK) != 0; }
 
@@ -45,8 +54,8 @@ SpinPolicy policy(std::chrono::microseconds budget, bool adaptive) {
 
 TEST_CASE("SpinReader with budget 0 reads in blocking mode and never spins") {
   auto pipe = spinrpc::make_pipe();
-  SpinReader reader(std::move(pipe.read_end), policy(0us, true));
-  CHECK_FALSE(is_nonblocking(reader.fd()));
+  SpinReader reader = fd_reader(std::move(pipe.read_end), policy(0us, true));
+  CHECK_FALSE(is_nonblocking(fd_of(reader)));
   std::array<std::byte, 16> buf{};
   for (int i = 0; i < 5; ++i) {
     std::thread writer([&] {
@@ -66,8 +75,8 @@ TEST_CASE("SpinReader with budget 0 reads in blocking mode and never spins") {
 
 TEST_CASE("SpinReader serves bytes that are already there as a spin hit") {
   auto pipe = spinrpc::make_pipe();
-  SpinReader reader(std::move(pipe.read_end), policy(100us, true));
-  CHECK_FALSE(is_nonblocking(reader.fd()));  // spinning changes no flag
+  SpinReader reader = fd_reader(std::move(pipe.read_end), policy(100us, true));
+  CHECK_FALSE(is_nonblocking(fd_of(reader)));  // spinning changes no flag
   write_byte(pipe.write_end.get());
   std::array<std::byte, 16> buf{};
   CHECK(reader.read_some(buf.data(), buf.size()) == 1);
@@ -77,7 +86,7 @@ TEST_CASE("SpinReader serves bytes that are already there as a spin hit") {
 
 TEST_CASE("SpinReader stops spinning after its budget and blocks in the kernel until a late peer answers") {
   auto pipe = spinrpc::make_pipe();
-  SpinReader reader(std::move(pipe.read_end), policy(100us, false));
+  SpinReader reader = fd_reader(std::move(pipe.read_end), policy(100us, false));
   // The peer answers only once the reader sleeps in the kernel ("S"): a
   // reader still spinning (sched_yield keeps it runnable, "R") gets nothing,
   // so the test cannot pass unless the reader gave up its spin and blocked.
@@ -103,7 +112,7 @@ TEST_CASE("SpinReader stops spinning after its budget and blocks in the kernel u
 
 TEST_CASE("SpinReader suspends spinning after three waits over 1 ms and resumes after short ones, the fd's flags untouched") {
   auto pipe = spinrpc::make_pipe();
-  SpinReader reader(std::move(pipe.read_end), policy(50us, true));
+  SpinReader reader = fd_reader(std::move(pipe.read_end), policy(50us, true));
   std::array<std::byte, 16> buf{};
   const auto answer_after = [&](std::chrono::microseconds delay) {
     std::thread writer([&] {
@@ -120,7 +129,7 @@ TEST_CASE("SpinReader suspends spinning after three waits over 1 ms and resumes 
   // the pure controller's tests; here the fd and the counters must follow.)
   CHECK(stats.suspensions == 1);
   CHECK_FALSE(stats.spinning);
-  CHECK_FALSE(is_nonblocking(reader.fd()));
+  CHECK_FALSE(is_nonblocking(fd_of(reader)));
 
   // Suspended: the next waits block at once. Bytes already in the pipe make
   // them short, which resumes spinning: after three, or more if contention
@@ -145,12 +154,12 @@ TEST_CASE("SpinReader suspends spinning after three waits over 1 ms and resumes 
     CHECK(stats.resumptions_refused > 0);
     CHECK_FALSE(stats.spinning);
   }
-  CHECK_FALSE(is_nonblocking(reader.fd()));  // spinning changes no flag
+  CHECK_FALSE(is_nonblocking(fd_of(reader)));  // spinning changes no flag
 }
 
 TEST_CASE("SpinReader returns 0 at EOF while spinning") {
   auto pipe = spinrpc::make_pipe();
-  SpinReader reader(std::move(pipe.read_end), policy(100us, true));
+  SpinReader reader = fd_reader(std::move(pipe.read_end), policy(100us, true));
   pipe.write_end.reset();
   std::array<std::byte, 16> buf{};
   CHECK(reader.read_some(buf.data(), buf.size()) == 0);
@@ -169,7 +178,7 @@ TEST_CASE("SpinReader never changes the O_NONBLOCK flag of the file description 
       const int other_holder = pipe.read_end.get();
       if (found_nonblocking) ::fcntl(other_holder, F_SETFL, ::fcntl(other_holder, F_GETFL) | O_NONBLOCK);
       {
-        SpinReader reader(spinrpc::UniqueFd(::dup(other_holder)), policy(budget, true));
+        SpinReader reader = fd_reader(spinrpc::UniqueFd(::dup(other_holder)), policy(budget, true));
         CHECK(is_nonblocking(other_holder) == found_nonblocking);
         std::array<std::byte, 16> buf{};
         std::thread writer([&] {
@@ -218,7 +227,7 @@ TEST_CASE("SpinReader spins on a named FIFO through its own non-blocking descrip
   REQUIRE(fifo_write);
   ::fcntl(fifo_read.get(), F_SETFL, ::fcntl(fifo_read.get(), F_GETFL) & ~O_NONBLOCK);
   const int fifo_read_fd = fifo_read.get();
-  SpinReader reader(std::move(fifo_read), policy(100us, false));
+  SpinReader reader = fd_reader(std::move(fifo_read), policy(100us, false));
   check_reads_bytes_as_they_come(reader, fifo_write.get());
   CHECK_FALSE(is_nonblocking(fifo_read_fd));
   fifo_write.reset();
@@ -253,7 +262,7 @@ TEST_CASE("SpinReader counts a late yield as contention only while it waits for 
     const bool rest = wait_for == SpinReader::WaitFor::rest_of_message;
     CAPTURE(rest);
     auto pipe = spinrpc::make_pipe();
-    SpinReader reader(std::move(pipe.read_end), policy(100ms, true));
+    SpinReader reader = fd_reader(std::move(pipe.read_end), policy(100ms, true));
     std::array<std::byte, 16> buf{};
     std::thread writer([&] {
       std::this_thread::sleep_for(20ms);
@@ -290,7 +299,7 @@ TEST_CASE("SpinReader keeps spinning through late yields in which no other task 
   spinrpc::ChannelStats stats;
   for (int attempt = 0; attempt < 10; ++attempt) {
     auto pipe = spinrpc::make_pipe();
-    SpinReader reader(std::move(pipe.read_end), policy(100ms, true));
+    SpinReader reader = fd_reader(std::move(pipe.read_end), policy(100ms, true));
     std::array<std::byte, 16> buf{};
     signals.start(250us);
     std::thread writer([&] {
@@ -326,7 +335,7 @@ TEST_CASE("SpinReader stays suspended after contention while more tasks are runn
     });
   }
   auto pipe = spinrpc::make_pipe();
-  SpinReader reader(std::move(pipe.read_end), policy(100ms, true));
+  SpinReader reader = fd_reader(std::move(pipe.read_end), policy(100ms, true));
   std::array<std::byte, 16> buf{};
   // A hang guard, not a timing: a wait whose yield is late suspends; until
   // then the writer answers each wait after 20 ms.
@@ -369,7 +378,7 @@ TEST_CASE("SpinReader spins on a terminal through poll, leaving its flags alone"
   ::cfmakeraw(&raw);  // bytes as they come, no line discipline
   REQUIRE(::tcsetattr(tty.get(), TCSANOW, &raw) == 0);
   const int tty_fd = tty.get();
-  SpinReader reader(std::move(tty), policy(100us, false));
+  SpinReader reader = fd_reader(std::move(tty), policy(100us, false));
   check_reads_bytes_as_they_come(reader, master.get());
   CHECK_FALSE(is_nonblocking(tty_fd));
 }
@@ -382,7 +391,7 @@ TEST_CASE("SpinReader throws TimedOut when nothing arrives before its deadline, 
   for (const auto budget : {0us, 100us}) {
     CAPTURE(budget.count());
     auto pipe = spinrpc::make_pipe();
-    SpinReader reader(std::move(pipe.read_end), policy(budget, true));
+    SpinReader reader = fd_reader(std::move(pipe.read_end), policy(budget, true));
     reader.set_deadline(std::chrono::steady_clock::now() + 20ms);
     std::array<std::byte, 16> buf{};
     CHECK_THROWS_AS(reader.read_some(buf.data(), buf.size()), spinrpc::TimedOut);
@@ -391,7 +400,7 @@ TEST_CASE("SpinReader throws TimedOut when nothing arrives before its deadline, 
 
 TEST_CASE("SpinReader with a deadline still reads bytes that come in time") {
   auto pipe = spinrpc::make_pipe();
-  SpinReader reader(std::move(pipe.read_end), policy(0us, true));
+  SpinReader reader = fd_reader(std::move(pipe.read_end), policy(0us, true));
   reader.set_deadline(std::chrono::steady_clock::now() + std::chrono::seconds(20));
   std::thread writer([&] {
     std::this_thread::sleep_for(2ms);

@@ -20,9 +20,9 @@
 
 #include <doctest/doctest.h>
 
-#include "channel/fd_channel.h"
-#include "channel/peer_closed.h"
-#include "wait/timed_out.h"
+#include "channel/frame_channel.h"
+#include "stream/peer_closed.h"
+#include "stream/timed_out.h"
 #include "transport/unix_socket.h"
 #include "client-shim/sync_rpc_channel.h"
 #include "protocol/frame_encoder.h"
@@ -99,12 +99,12 @@ TEST_CASE("spinrpc-server on FIFOs serves a client that opens the reply FIFO fir
   REQUIRE(replies);
   spinrpc::UniqueFd requests(::open(in.c_str(), O_WRONLY | O_CLOEXEC));
   REQUIRE(requests);
-  spinrpc::FdChannel channel(std::move(replies), std::move(requests));
+  spinrpc::FrameChannel channel(std::move(replies), std::move(requests));
   channel.write_frame(spinrpc::MessageType::Request, spinrpc::as_bytes("echo"), spinrpc::as_bytes("hi"));
   const auto reply = channel.read_frame();
   CHECK(reply.type == spinrpc::MessageType::Response);
   CHECK(reply.payload_text() == "hi");
-  channel = spinrpc::FdChannel(spinrpc::UniqueFd(::open("/dev/null", O_RDONLY)), spinrpc::UniqueFd());
+  channel = spinrpc::FrameChannel(spinrpc::UniqueFd(::open("/dev/null", O_RDONLY)), spinrpc::UniqueFd());
   const auto end = server.finish();
   CHECK(exited_with(end.status, 0));
   CHECK(file_exists(in));

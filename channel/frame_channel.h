@@ -9,14 +9,15 @@
 #include "wait/channel_stats.h"
 #include "channel/cross_thread_flag.h"
 #include "channel/payload_sink.h"
-#include "wait/spin_policy.h"
 #include "descriptor/unique_fd.h"
+#include "stream/streams.h"
+#include "wait/spin_policy.h"
 #include "protocol/frame.h"
 #include "protocol/frame_decoder.h"
 
 namespace spinrpc {
 
-/// What an FdChannel accepts and how it buffers, apart from how it waits.
+/// What a FrameChannel accepts and how it buffers, apart from how it waits.
 struct FrameOptions : BufferOptions {
   /// Frame size limit, checked before any buffer grows (protocol/frame.h).
   Limits limits;
@@ -31,25 +32,26 @@ struct ChannelOptions : FrameOptions {
 };
 
 /// The MessagePack framing (protocol/frame.h) over a ByteStream: reads and
-/// writes whole frames over a pair of file descriptors (the same fd twice
-/// for a socket). Frames are decoded in place in the stream's buffer, so
-/// name and payload are views, never copies. Each write is one system call
-/// for header, name and payload (ByteStream::write_all; more only if the
-/// kernel takes part).
+/// writes whole frames over a connection's Streams, whatever carries them.
+/// Frames are decoded in place in the stream's buffer, so name and payload
+/// are views, never copies. Each frame is one write (ByteStream::write_all).
 ///
 /// Views returned by a read stay valid until the next read on this channel,
 /// unless a Hold keeps them longer (see hold_frame()).
 ///
 /// Waiting for bytes follows options.spin (SpinReader): with a budget, the
-/// reader polls for up to that many µs before it blocks; writes never spin.
+/// reader tries for up to that many µs before it blocks; writes never spin.
 ///
 /// WARNING: one thread at a time. Separate channels are independent.
-class FdChannel {
+class FrameChannel {
  public:
-  /// Owns both fds. For a socket, pass two UniqueFds holding dup'ed fds.
-  /// Throws std::system_error if `in` is not an open fd. Neither fd's flags
-  /// are changed (SpinReader).
-  FdChannel(UniqueFd in, UniqueFd out, ChannelOptions options = {});
+  /// Over `streams` (stream/streams.h).
+  FrameChannel(Streams streams, ChannelOptions options = {});
+
+  /// Over two descriptors (fd_streams(); for a socket, the same socket
+  /// dup'ed). Throws std::system_error if `in` is not an open descriptor.
+  /// Neither descriptor's flags are changed.
+  FrameChannel(UniqueFd in, UniqueFd out, ChannelOptions options = {});
 
   /// Returns the next frame, blocking until it is whole. Returns std::nullopt
   /// on EOF between frames (the peer simply exited). Throws PeerClosed on EOF
@@ -67,16 +69,16 @@ class FdChannel {
 
   /// Gives `sink` the time until something arrives to read (a byte past
   /// the last frame returned, or end of input): when sink.has_preparation(),
-  /// calls sink.prepare_step() until it returns false or poll(2) reports
-  /// the input readable. Never waits otherwise. Throws std::system_error if
-  /// poll fails.
+  /// calls sink.prepare_step() until it returns false or the input is
+  /// readable (InputStream::readable_now). Never waits otherwise. Throws
+  /// what readable_now throws.
   void prepare_while_waiting(PayloadSink& sink);
 
-  /// Writes one whole frame; blocks until the kernel has taken all of it
-  /// (waiting for POLLOUT if the fd is non-blocking). Throws PeerClosed on
-  /// EPIPE/ECONNRESET, std::length_error for a field of 4 GiB or more,
-  /// std::system_error on other OS failures. SIGPIPE must be ignored or
-  /// blocked by the process (the server and the client shim both see to it).
+  /// Writes one whole frame (OutputStream::write_all says what it blocks on).
+  /// Throws PeerClosed when the reader is gone, std::length_error for a
+  /// field of 4 GiB or more, std::system_error on other OS failures. SIGPIPE
+  /// must be ignored or blocked by the process (the server and the client
+  /// shim both see to it).
   void write_frame(MessageType type, ByteView name, ByteView payload);
 
   /// Keeps the frame returned by the last read valid until the Hold is
@@ -87,10 +89,9 @@ class FdChannel {
   using Hold = ByteStream::Hold;
   [[nodiscard]] Hold hold_frame() noexcept { return stream_.hold(frame_size_); }
 
-  /// Bounds the reads and writes that follow: a read that has no byte by
-  /// `deadline`, or a write on a non-blocking out fd still waiting for room
-  /// then, throws TimedOut (wait/timed_out.h), after which the channel is
-  /// not usable. std::nullopt removes the bound. See ByteStream::set_deadline.
+  /// Bounds the reads and writes that follow (ByteStream::set_deadline);
+  /// after a TimedOut the channel is not usable. std::nullopt removes the
+  /// bound.
   void set_deadline(std::optional<std::chrono::steady_clock::time_point> deadline) noexcept {
     stream_.set_deadline(deadline);
   }
@@ -112,9 +113,9 @@ class FdChannel {
   /// empty and must only be destroyed.
   ByteStream release_stream() && noexcept { return std::move(stream_); }
 
-  /// The borrowed descriptors (owned by this channel).
-  int in_fd() const noexcept { return stream_.in_fd(); }
-  int out_fd() const noexcept { return stream_.out_fd(); }
+  /// The streams under the channel (owned by it).
+  InputStream& input() noexcept { return stream_.input(); }
+  OutputStream& output() noexcept { return stream_.output(); }
 
  private:
   ByteStream stream_;

@@ -1,14 +1,12 @@
-#include "channel/fd_channel.h"
+#include "channel/frame_channel.h"
 
-#include <poll.h>     // ::poll
 #include <sys/uio.h>  // iovec
 
 #include <cstring>    // std::memcpy
 #include <stdexcept>  // std::logic_error
 #include <utility>    // std::move
 
-#include "channel/peer_closed.h"
-#include "descriptor/syscall.h"
+#include "stream/peer_closed.h"
 #include "protocol/frame_decoder.h"
 #include "protocol/frame_encoder.h"
 
@@ -21,11 +19,13 @@ iovec to_iovec(ByteView bytes) {
 
 }  // namespace
 
-FdChannel::FdChannel(UniqueFd in, UniqueFd out, ChannelOptions options)
-    : stream_(std::move(in), std::move(out), options, std::move(options.spin)),
-      limits_(options.limits) {}
+FrameChannel::FrameChannel(Streams streams, ChannelOptions options)
+    : stream_(std::move(streams), options, std::move(options.spin)), limits_(options.limits) {}
 
-std::optional<FrameView> FdChannel::try_read_frame(PayloadSink* sink) {
+FrameChannel::FrameChannel(UniqueFd in, UniqueFd out, ChannelOptions options)
+    : stream_(std::move(in), std::move(out), options, std::move(options.spin)), limits_(options.limits) {}
+
+std::optional<FrameView> FrameChannel::try_read_frame(PayloadSink* sink) {
   stream_.consume(frame_size_);
   frame_size_ = 0;
   for (;;) {
@@ -60,7 +60,7 @@ std::optional<FrameView> FdChannel::try_read_frame(PayloadSink* sink) {
   }
 }
 
-std::optional<FrameView> FdChannel::read_payload_into(PayloadSink& sink, const DecodeResult& partial) {
+std::optional<FrameView> FrameChannel::read_payload_into(PayloadSink& sink, const DecodeResult& partial) {
   const std::size_t payload_bytes = partial.size_bytes - partial.payload_begin;
   const std::span<std::byte> memory = sink.payload_memory(partial.frame.type, payload_bytes);
   if (memory.empty()) return std::nullopt;
@@ -84,21 +84,21 @@ std::optional<FrameView> FdChannel::read_payload_into(PayloadSink& sink, const D
   return FrameView{partial.frame.type, partial.frame.name, ByteView(memory.data(), payload_bytes)};
 }
 
-void FdChannel::prepare_while_waiting(PayloadSink& sink) {
+void FrameChannel::prepare_while_waiting(PayloadSink& sink) {
   // Bytes of the next frame already buffered: nothing to wait for.
   if (!sink.has_preparation() || stream_.buffered().size() > frame_size_) return;
-  pollfd p{in_fd(), POLLIN, 0};
-  while (check_syscall([&] { return ::poll(&p, 1, 0); }, "poll", p.fd) == 0 && sink.prepare_step()) {
+  InputStream& input = stream_.input();
+  while (!input.readable_now() && sink.prepare_step()) {
   }
 }
 
-FrameView FdChannel::read_frame() {
+FrameView FrameChannel::read_frame() {
   if (auto frame = try_read_frame()) return *frame;
   throw PeerClosed("unexpected EOF: the peer closed the connection between frames",
                    PeerClosed::Where::BetweenFrames);
 }
 
-void FdChannel::write_frame(MessageType type, ByteView name, ByteView payload) {
+void FrameChannel::write_frame(MessageType type, ByteView name, ByteView payload) {
   const FrameHeader header = encode_frame_header(type, name.size(), payload.size());
   iovec iov[4] = {to_iovec(header.prefix()), to_iovec(name), to_iovec(header.payload_header()),
                   to_iovec(payload)};

@@ -11,39 +11,32 @@
 #include "wait/occupier.h"
 #include "wait/placement_controller.h"
 #include "wait/spin_policy.h"
-#include "descriptor/unique_fd.h"
+#include "stream/input_stream.h"
+#include "stream/output_stream.h"
 
 namespace spinrpc {
 
-/// The wait at the heart of spinrpc (docs/SPIN.md#the-rule): reads from one
-/// fd, and when nothing is there yet, tries it without blocking for
-/// up to the spin budget before blocking in poll(2). After the first
+/// The wait at the heart of spinrpc (docs/SPIN.md#the-rule): reads from an
+/// InputStream, and when nothing is there yet, tries it without blocking
+/// for up to the spin budget before blocking on it. After the first
 /// kYieldAfter (3 µs) it yields the CPU between tries (sched_yield) rather
 /// than only pausing, so a peer sharing the CPU runs then instead of after
-/// the budget (docs/SPIN-NOTES.md). The adaptive rule may
-/// suspend spinning; suspended, a wait is one blocking read(2).
+/// the budget. The adaptive rule may suspend spinning; suspended, a wait is
+/// one blocking read. Placement (docs/PLACEMENT.md) acts at before_write(),
+/// the BeforeWrite hook of the channel's OutputStream.
 ///
-/// The fd's flags are never changed: a server's stdin may be a terminal or a
-/// pipe whose open file description its parent shares, and no exit path,
-/// SIGKILL included, could be trusted to put an O_NONBLOCK back. A try is
-/// one system call that cannot block: on a pipe or FIFO, read(2) on a second
-/// open file description of it (opened through /proc/self/fd, non-blocking,
-/// ours alone, closed with the reader); on a socket, recv(MSG_DONTWAIT);
-/// otherwise preadv2(RWF_NOWAIT), or where that is refused (a terminal)
-/// poll(2) with timeout 0 and a read only when it reports something.
-/// Blocking is a plain read on the fd itself (poll first if the fd came
-/// non-blocking). Measured: docs/SPIN-NOTES.md#descriptors-left-as-found.
+/// What it reads is the stream's business (stream/input_stream.h): this
+/// class decides only when to try, yield and block.
 ///
 /// WARNING: one thread at a time.
-class SpinReader {
+class SpinReader final : public BeforeWrite {
  public:
-  /// Takes `fd`. Throws std::system_error if it is not an open fd. With a
-  /// budget, a pipe or FIFO is opened once more through /proc (see above);
-  /// if that fails, tries fall back to preadv2.
-  SpinReader(UniqueFd fd, SpinPolicy policy);
+  /// Reads `in` (not null) by `policy`.
+  SpinReader(std::unique_ptr<InputStream> in, SpinPolicy policy);
 
-  /// The fd read from (owned; -1 once moved from).
-  int fd() const noexcept { return fd_.get(); }
+  /// The stream read from.
+  InputStream& input() noexcept { return *in_; }
+  const InputStream& input() const noexcept { return *in_; }
 
   /// What a wait waits for: a new message, or the rest of one whose first
   /// bytes are in (the peer is writing it now).
@@ -52,10 +45,8 @@ class SpinReader {
   /// Reads up to `len` (> 0) bytes into `buf`, waiting by the spin rule
   /// until at least one byte arrives. Spins at most the budget (µs), then
   /// blocks until the deadline, if one is set, else without limit. Returns
-  /// the byte count, or 0 at EOF (also for EPIPE). Throws TimedOut past
-  /// the deadline; PeerClosed (Where::Writing) for ECONNRESET, a socket
-  /// peer that closed with what we sent it unread; std::system_error for
-  /// other OS failures.
+  /// the byte count, or 0 once the peer has gone. Throws what the stream's
+  /// reads throw (stream/input_stream.h), TimedOut past the deadline.
   /// For WaitFor::rest_of_message, a yield that comes back late ends the
   /// spin as usual but is not contention: it is the peer, writing the rest
   /// on our CPU until the pipe is full (a 1 MiB message took the adaptive
@@ -66,18 +57,19 @@ class SpinReader {
   /// Reads what has arrived, never waiting: bytes read, 0 at EOF, -1 when
   /// nothing has arrived. Counts nothing in stats(). For ByteStream's
   /// BufferOptions::read_while_writing.
-  long read_available(std::byte* buf, std::size_t len) { return try_read(buf, len); }
+  long read_available(std::byte* buf, std::size_t len) { return in_->try_read(buf, len); }
 
-  /// Call right before writing a message the peer waits for (FdChannel
-  /// does): starts the cycle the placement policy times (write → the peer's
-  /// next bytes) and, when occupying pays, pokes the occupier so that the
-  /// peer's wake-up finds no idle CPU but ours (docs/PLACEMENT.md).
-  void before_write() noexcept;
+  /// Told right before a message the peer waits for is written (the
+  /// channel's OutputStream calls it): starts the cycle the placement
+  /// policy times (write → the peer's next bytes) and, when occupying
+  /// pays, pokes the occupier so that the peer's wake-up finds no idle CPU
+  /// but ours (docs/PLACEMENT.md).
+  void before_write() noexcept override;
 
   /// Bounds every later wait: once `deadline` passes with no byte read,
   /// read_some throws TimedOut. std::nullopt (the default) waits forever.
   /// Spinning stays bounded by the budget; only the blocking part of a wait
-  /// changes (poll with the time left, then read).
+  /// changes.
   void set_deadline(std::optional<std::chrono::steady_clock::time_point> deadline) noexcept {
     deadline_ = deadline;
   }
@@ -99,17 +91,7 @@ class SpinReader {
 
  private:
   using Clock = std::chrono::steady_clock;
-  // How a try reads without blocking (see the class comment).
-  enum class TryWith { own_nonblocking, recv_dontwait, preadv2_nowait, poll_then_read };
-  // Picks try_with_ from the fd's type; opens nonblocking_ for a pipe/FIFO.
-  void choose_try();
-  // One attempt that never blocks: bytes (or 0 at EOF), or -1 when none yet.
-  long try_read(std::byte* buf, std::size_t len);
-  // read(2) now: bytes, 0 at EOF, -1 on EAGAIN (a non-blocking fd).
-  long read_now(std::byte* buf, std::size_t len);
-  // ECONNRESET or EPIPE from a read: throws PeerClosed, or returns 0 (EOF).
-  long peer_gone(int err) const;
-  std::size_t blocking_read(std::byte* buf, std::size_t len);
+  std::size_t blocking_read(std::byte* buf, std::size_t len) { return in_->read_blocking(buf, len, deadline_); }
   // After a wait that began at `start` and ended at `now`.
   void end_wait(Clock::time_point start, Clock::time_point now);
   void end_cycle(Clock::time_point now) noexcept;
@@ -132,18 +114,13 @@ class SpinReader {
   // Our CPU is contended: counts it and backs the adaptive rule off.
   void note_contention() noexcept;
   void add_spin_time(Clock::duration spun) noexcept;
-  void wait_readable_until(Clock::time_point deadline);
   // Once, at the first wait with nothing waiting or else the second wait:
   // starts the occupier's thread there, off the path of a first reply.
   void start_occupier_when_idle();
   // Every kFollowEvery waits while suspended (SpinPolicy::follow_peer):
-  // moves to the CPU the peer last ran on. Finds the peer at the first call.
+  // moves to the CPU the peer last ran on. Finds the peer (InputStream::
+  // peer_pid) at the first call.
   void follow_peer() noexcept;
-  // The peer to follow: a socket's SO_PEERCRED, or the nearest of
-  // kFollowGenerations ancestors that holds our pipe's write end; 0 when
-  // there is none to tell.
-  int find_followed_pid() const noexcept;
-  static constexpr int kFollowGenerations = 4;
   // A /proc read and at most one migration per this many suspended waits:
   // every 32 cost ~0.7 µs per round trip (6.2 against 5.5 µs, one pair
   // beside two busy loops), every 512 nothing measurable, and a split found
@@ -153,7 +130,7 @@ class SpinReader {
   // for an occupier of its own (end_cycle), or there is none to check.
   bool peer_known() const noexcept { return policy_.peer_pid <= 0 || peer_checked_; }
 
-  UniqueFd fd_;
+  std::unique_ptr<InputStream> in_;
   SpinPolicy policy_;                   // read once at start-up
   AdaptiveSpinController controller_;  // pure adaptive rule
   CpuLoadProbe spare_cpu_;               // asked only when controller_ wants a sample
@@ -183,8 +160,6 @@ class SpinReader {
   // placement chose block.
   enum class CycleWait { spin, occupy, unplace, unshare, block };
   CycleWait cycle_wait_ = CycleWait::spin;
-  TryWith try_with_ = TryWith::preadv2_nowait;  // poll_then_read once preadv2 says EOPNOTSUPP
-  UniqueFd nonblocking_;  // own_nonblocking: our O_NONBLOCK description of fd_'s pipe
   // Following the peer's CPU while suspended: not asked for (or no budget,
   // or placement off), not yet looked for, found, or nobody to follow.
   enum class Follow { off, unresolved, following, none };

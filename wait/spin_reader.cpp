@@ -1,27 +1,18 @@
-#include "channel/spin_reader.h"
+#include "wait/spin_reader.h"
 
-#include <fcntl.h>   // ::fcntl, O_RDONLY
-#include <sys/socket.h>  // MSG_DONTWAIT
-#include <sys/stat.h>  // ::fstat, S_ISFIFO, S_ISSOCK
-#include <sys/uio.h>  // ::preadv2, RWF_NOWAIT
-#include <poll.h>    // ::poll
 #include <sched.h>   // ::sched_yield, ::sched_getcpu
-#include <unistd.h>  // ::read, ::getpid, ::getppid
 
 #include <optional>  // std::optional
 #include <string>   // std::string
 #include <utility>  // std::move
 
 #include "wait/contended_yield.h"
-#include "channel/peer_closed.h"
 #include "descriptor/peer_process.h"
 #include "wait/spin_config.h"
-#include "descriptor/syscall.h"
-#include "wait/timed_out.h"
 
 namespace spinrpc {
-SpinReader::SpinReader(UniqueFd fd, SpinPolicy policy)
-    : fd_(std::move(fd)),
+SpinReader::SpinReader(std::unique_ptr<InputStream> in, SpinPolicy policy)
+    : in_(std::move(in)),
       policy_(std::move(policy)),
       controller_(policy_.adaptive),
       // The budget is what occupying may spend: none, no placement. A
@@ -29,10 +20,6 @@ SpinReader::SpinReader(UniqueFd fd, SpinPolicy policy)
       // PlacementController).
       placement_(policy_.budget.count() > 0 ? policy_.placement : PlacementController::Setting::off,
                  policy_.peer_pid > 0) {
-  // The fd must be open; its flags are only read, never changed (see the
-  // class comment).
-  check_syscall([&] { return ::fcntl(fd_.get(), F_GETFL); }, "get flags of", fd_.get());
-  if (policy_.budget.count() > 0) choose_try();
   stats_.budget = policy_.budget;
   stats_.adaptive = policy_.adaptive;
   stats_.spinning = policy_.budget.count() > 0;
@@ -43,25 +30,6 @@ SpinReader::SpinReader(UniqueFd fd, SpinPolicy policy)
   stats_.placement = std::string(placement_name(placing ? policy_.placement : PlacementController::Setting::off));
   stats_.placement_setting_reason = policy_.budget.count() > 0 ? policy_.placement_reason : "budget 0: nothing to spend";
   update_placement_stats();
-}
-
-void SpinReader::choose_try() {
-  struct stat st {};
-  if (::fstat(fd_.get(), &st) != 0) return;  // preadv2, and poll if refused
-  if (S_ISSOCK(st.st_mode)) {
-    try_with_ = TryWith::recv_dontwait;
-  } else if (S_ISFIFO(st.st_mode)) {
-    // A pipe or FIFO opened again through /proc is a new open file
-    // description of the same pipe: O_NONBLOCK there is ours alone, and a
-    // read(2) on it costs ~0.33 µs against preadv2's ~0.50 (the iovec
-    // import; docs/SPIN-NOTES.md#descriptors-left-as-found). Without /proc,
-    // or refused, preadv2 it is.
-    const int own = reopen_nonblocking(fd_.get(), O_RDONLY);
-    if (own >= 0) {
-      nonblocking_ = UniqueFd(own);
-      try_with_ = TryWith::own_nonblocking;
-    }
-  }
 }
 
 void SpinReader::before_write() noexcept {
@@ -174,87 +142,6 @@ void SpinReader::update_placement_stats() const noexcept {
   }
 }
 
-long SpinReader::peer_gone(int err) const {
-  // ECONNRESET: a socket whose peer closed while bytes we sent were still
-  // unread in it (a Response, a Call): not a clean end, tsgo reports it
-  // too ("read: connection reset by peer", exit 1). Found by a break-it
-  // pass: a --pipe client that closed without reading its reply.
-  if (err == ECONNRESET) {
-    throw PeerClosed("the peer closed the connection without reading what was sent to it (fd " +
-                         std::to_string(fd_.get()) + ")",
-                     PeerClosed::Where::Writing);
-  }
-  return 0;  // EPIPE: the same as EOF
-}
-
-long SpinReader::read_now(std::byte* buf, std::size_t len) {
-  const ssize_t n = check_syscall([&] { return ::read(fd_.get(), buf, len); }, "read from", fd_.get());
-  if (n >= 0) return n;
-  if (errno == ECONNRESET || errno == EPIPE) return peer_gone(errno);
-  // Branch: EAGAIN, the fd is non-blocking (as we found it) and empty.
-  return -1;
-}
-
-long SpinReader::try_read(std::byte* buf, std::size_t len) {
-  if (try_with_ == TryWith::own_nonblocking || try_with_ == TryWith::recv_dontwait) {
-    ssize_t n;
-    do {
-      n = try_with_ == TryWith::own_nonblocking ? read_uncancellable(nonblocking_.get(), buf, len)
-                                                 : recv_uncancellable(fd_.get(), buf, len, MSG_DONTWAIT);
-    } while (n < 0 && errno == EINTR);
-    if (n >= 0) return n;
-    if (errno == EAGAIN || errno == EWOULDBLOCK) return -1;
-    if (errno == ECONNRESET || errno == EPIPE) return peer_gone(errno);
-    throw_syscall_error(errno, "read from", fd_.get());
-  }
-  if (try_with_ == TryWith::preadv2_nowait) {
-    // One system call, as a read on a non-blocking fd, without touching the
-    // fd's flags: pipes and sockets take RWF_NOWAIT for the one call.
-    iovec iov{buf, len};
-    ssize_t n;
-    do {
-      n = ::preadv2(fd_.get(), &iov, 1, -1, RWF_NOWAIT);
-    } while (n < 0 && errno == EINTR);
-    if (n >= 0) return n;
-    if (errno == EAGAIN || errno == EWOULDBLOCK) return -1;
-    if (errno == ECONNRESET || errno == EPIPE) return peer_gone(errno);
-    // Branch: EOPNOTSUPP (a FIFO, a terminal) or EINVAL (an old kernel): ask
-    // poll(2) from now on.
-    if (errno != EOPNOTSUPP && errno != EINVAL) throw_syscall_error(errno, "read from", fd_.get());
-    try_with_ = TryWith::poll_then_read;
-  }
-  // poll with timeout 0, and read only when it says there is something (or
-  // EOF, or an error): the read cannot block then.
-  pollfd p{fd_.get(), POLLIN, 0};
-  if (check_syscall([&] { return ::poll(&p, 1, 0); }, "poll", fd_.get()) <= 0) return -1;
-  return read_now(buf, len);
-}
-
-std::size_t SpinReader::blocking_read(std::byte* buf, std::size_t len) {
-  // Branch: a deadline. Wait in poll(2) with the time left, then read: one
-  // extra system call per wait, paid only by callers who set a deadline.
-  if (deadline_) wait_readable_until(*deadline_);
-  for (;;) {
-    const long n = read_now(buf, len);
-    if (n >= 0) return static_cast<std::size_t>(n);
-    // EAGAIN: the fd is non-blocking (as it came to us, or another process
-    // that shares the file description changed it): wait in poll.
-    pollfd p{fd_.get(), POLLIN, 0};
-    check_syscall([&] { return ::poll(&p, 1, -1); }, "poll", fd_.get());
-  }
-}
-
-void SpinReader::wait_readable_until(Clock::time_point deadline) {
-  for (;;) {
-    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
-    if (left.count() <= 0) throw TimedOut("no reply before the deadline");
-    pollfd p{fd_.get(), POLLIN, 0};
-    const int ready = check_syscall([&] { return ::poll(&p, 1, static_cast<int>(left.count())); },
-                                    "poll", fd_.get());
-    if (ready > 0) return;  // bytes, EOF or an error: the read says which
-  }
-}
-
 void SpinReader::start_occupier_when_idle() {
   // The first wait of a server whose client wrote before the server was
   // running finds its first request waiting: that is answered first, and
@@ -262,8 +149,7 @@ void SpinReader::start_occupier_when_idle() {
   // reply (docs/NODE.md, "Spawn to first reply").
   if (occupier_start_ == OccupierStart::first_wait) {
     occupier_start_ = OccupierStart::next_wait;
-    pollfd p{fd_.get(), POLLIN, 0};
-    if (::poll(&p, 1, 0) > 0) return;
+    if (in_->readable_now()) return;
   }
   occupier_start_ = OccupierStart::started;
   occupier_->start();
@@ -328,7 +214,7 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len, WaitFor wait_
   // reply path").
   Clock::time_point tried_at = start;
   for (;;) {
-    const long n = try_read(buf, len);
+    const long n = in_->try_read(buf, len);
     if (n >= 0) {
       const Clock::time_point now = cycle_open() ? Clock::now() : tried_at;
       ++stats_.spin_hits;
@@ -388,7 +274,7 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len, WaitFor wait_
 
 void SpinReader::follow_peer() noexcept {
   if (follow_ == Follow::unresolved) {
-    stats_.followed_pid = find_followed_pid();
+    stats_.followed_pid = in_->peer_pid();
     follow_ = stats_.followed_pid > 0 ? Follow::following : Follow::none;
     if (follow_ == Follow::none) return;
   }
@@ -397,26 +283,6 @@ void SpinReader::follow_peer() noexcept {
   // CPU's task (docs/PLACEMENT.md#following-the-peer-when-the-cpus-are-taken).
   const int cpu = last_cpu_of(stats_.followed_pid);
   if (cpu >= 0 && cpu != sched_getcpu() && move_to_cpu(cpu)) ++stats_.placement_follows;
-}
-
-int SpinReader::find_followed_pid() const noexcept {
-  struct stat st {};
-  if (::fstat(fd_.get(), &st) != 0) return 0;
-  if (S_ISSOCK(st.st_mode)) {
-    const int pid = socket_peer_pid(fd_.get());
-    return pid != ::getpid() ? pid : 0;
-  }
-  // On a pipe, the nearest ancestor that holds its write end: the parent,
-  // or the client behind a wrapper that did not exec (`sh -c`, `timeout`:
-  // they hold only the read end they handed down; found by a break-it
-  // pass). A few generations at most; init and a launcher that left are
-  // nobody to follow.
-  int ancestor = ::getppid();
-  for (int generation = 0; generation < kFollowGenerations && ancestor > 1; ++generation) {
-    if (holds_write_end(ancestor, fd_.get())) return ancestor;
-    ancestor = parent_of(ancestor);
-  }
-  return 0;
 }
 
 void SpinReader::note_shared_cpu(bool shared) noexcept {

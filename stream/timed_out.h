@@ -6,7 +6,7 @@
 namespace spinrpc {
 
 /// A deadline passed before the peer's bytes came, or before it took ours
-/// (FdChannel::set_deadline). The stream may stop mid-frame: the channel is not
+/// (FrameChannel::set_deadline). The stream may stop mid-frame: the channel is not
 /// usable afterwards. what() is one line.
 class TimedOut : public std::runtime_error {
  public:

@@ -1,0 +1,93 @@
+#pragma once
+
+#include <sys/uio.h>  // iovec
+
+#include <chrono>    // std::chrono::steady_clock
+#include <cstdint>   // std::uint64_t
+#include <optional>  // std::optional
+#include <span>      // std::span
+
+namespace spinrpc {
+
+/// Told right before a message's first byte is written: the peer may be
+/// blocked waiting for it. SpinReader is one: a reply's write starts the
+/// cycle placement times and may poke its occupier (docs/PLACEMENT.md).
+class BeforeWrite {
+ public:
+  virtual void before_write() noexcept = 0;
+
+ protected:
+  ~BeforeWrite() = default;
+};
+
+/// What a write does while it waits for the peer to take bytes, so that a
+/// peer that writes all its requests before it reads a reply is not left
+/// blocked writing to us while we block writing to it (BufferOptions::
+/// read_while_writing; docs/ASYNC.md, "Replies and handlers").
+class WhileWriteWaits {
+ public:
+  /// The descriptor to watch for input meanwhile (-1: none).
+  virtual int input_fd() const noexcept = 0;
+  /// Reads what has arrived, never waiting; false once the input has ended.
+  virtual bool read_ahead() = 0;
+
+ protected:
+  ~WhileWriteWaits() = default;
+};
+
+/// The writing end of a connection: whole messages, each given as parts.
+/// A descriptor is one (FdOutputStream); a ring in shared memory another.
+///
+/// WARNING: one thread at a time.
+class OutputStream {
+ public:
+  using Deadline = std::optional<std::chrono::steady_clock::time_point>;
+
+  /// How many big parts went out lent rather than copied (BufferOptions::
+  /// LargeWrites), for ChannelStats.
+  struct Counters {
+    std::uint64_t lent_parts = 0;
+    std::uint64_t unlent_parts = 0;
+  };
+
+  virtual ~OutputStream() = default;
+
+  /// Writes every byte of `parts` in order, after telling the BeforeWrite
+  /// hook; blocks until the peer's side has taken them all. `parts` is used
+  /// up. With `while_waiting`, reads ahead while the peer takes no bytes.
+  /// Throws PeerClosed (stream/peer_closed.h) when the reader is gone,
+  /// TimedOut (stream/timed_out.h) past the deadline where the stream can
+  /// bound a write, std::system_error on other OS failures. SIGPIPE must be
+  /// ignored or blocked by the process.
+  virtual void write_all(std::span<iovec> parts, WhileWriteWaits* while_waiting = nullptr) = 0;
+
+  /// Bounds the writes that follow (std::nullopt: unbounded).
+  virtual void set_deadline(const Deadline& deadline) noexcept = 0;
+
+  /// True while a write may have lent the caller's memory to the peer
+  /// (BufferOptions::LargeWrites::lend): the bytes must stay as they are
+  /// until the peer's next bytes arrive.
+  virtual bool lends_callers_memory() const noexcept { return false; }
+
+  /// Called before waiting for the peer's next message: memory lent to the
+  /// peer that it has read is ours again.
+  virtual void reclaim_lent() noexcept {}
+
+  virtual Counters counters() const noexcept { return {}; }
+
+  /// The descriptor written to, or -1 if the stream has none.
+  virtual int fd() const noexcept { return -1; }
+
+  /// Sets the hook told before each message (one; null for none).
+  void set_before_write(BeforeWrite* hook) noexcept { before_write_ = hook; }
+
+ protected:
+  void notify_before_write() noexcept {
+    if (before_write_ != nullptr) before_write_->before_write();
+  }
+
+ private:
+  BeforeWrite* before_write_ = nullptr;
+};
+
+}  // namespace spinrpc

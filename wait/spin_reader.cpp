@@ -57,14 +57,12 @@ void SpinReader::before_write() noexcept {
     // Block once in this cycle (counted in occupied_waits), so that the
     // wake-up that ends it is placed by the kernel: two spinners on one CPU
     // (left there by occupying, or found sharing by note_shared_cpu) never
-    // block and are never placed apart again (a binding ↔ server echo stuck
-    // at 6.7-9.5 µs against 2.1-4.0 apart;
-    // docs/PLACEMENT.md#two-spinners-on-one-cpu). For a peer that said it
+    // block and are never placed apart again
+    // (docs/PLACEMENT.md#two-spinners-on-one-cpu). For a peer that said it
     // spins, the read runs off this CPU (read_some): the spinning peer's
     // wake-up would bring it back. For any other it does not: the short
-    // turns on our CPU may be a blocking peer's, which is where it should be
-    // (moving off cost 20-60 % more server CPU per echo under the real TS
-    // client).
+    // turns on our CPU may be a blocking peer's, which is where it should
+    // be.
     cycle_wait_ = policy_.peer_spins ? CycleWait::unshare : CycleWait::unplace;
   }
   occupied_last_ = false;
@@ -179,9 +177,7 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len, WaitFor wait_
   // CPU to send the next message, so a plain blocking read hands it over at
   // once. Spinning here would only yield to it, and its turn on our CPU
   // (longer than kContendedYield for a Node client) would be taken for
-  // contention and suspend spinning, occupying with it (measured on a quiet
-  // machine: 71 suspensions in 30,000 echoes, the occupier held 34 µs in
-  // all, the blocking client's p50 30 µs against tsgo's 7.5).
+  // contention and suspend spinning, and occupying with it.
   if (cycle_wait_ != CycleWait::spin) {
     // Leaving a CPU shared with a spinning peer: off this CPU for the one
     // blocked read, or the wake-up comes back to it (AwayFromCpu).
@@ -192,13 +188,13 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len, WaitFor wait_
     end_wait(start, Clock::now());
     return n;
   }
-  // Branch: spinning. vDSO clock reads cost ~20 ns against ~300 ns for
-  // each try, so the deadline is checked on every try.
+  // Branch: spinning. A vDSO clock read costs a small fraction of a try,
+  // so the deadline is checked on every try.
   const Clock::time_point deadline = start + policy_.budget;
   // Yields from the first try when the last spinning wait found our CPU
   // shared (a yield came back late): there the peer, or another pair, needs
-  // this CPU now, and 3 µs of tries would only keep it waiting (2 pairs on 2
-  // CPUs: docs/SPIN-NOTES.md#yield-after-a-few-microseconds).
+  // this CPU now, and kYieldAfter of tries would only keep it waiting
+  // (docs/SPIN-NOTES.md#yield-after-a-few-microseconds).
   const Clock::time_point yield_from = shared_waits_ > 0 ? start : start + kYieldAfter;
   bool shared = false;  // a yield let another task's short turn run
   // Our context switches, marked before the first yield (once per wait that
@@ -207,11 +203,11 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len, WaitFor wait_
   ContextSwitchWatch switches;
   // When the try in progress began (the clock read after the one before).
   // A hit that ends no placement cycle is timed by it, not by a clock read
-  // of its own: one vDSO read less (~20 ns here) between the bytes' arrival
-  // and our reply, for a time early by at most one try (~0.3 µs), nothing
-  // to the adaptive rule's 1 ms. A placement cycle keeps its exact end: its
-  // modes are compared by medians a few µs apart (docs/SPIN-NOTES.md, "The
-  // reply path").
+  // of its own: one clock read less between the bytes' arrival and our
+  // reply, for a time early by at most one try, nothing to the adaptive
+  // rule's 1 ms. A placement cycle keeps its exact end: its modes are
+  // compared by medians a few µs apart (docs/SPIN-NOTES.md, "The reply
+  // path").
   Clock::time_point tried_at = start;
   for (;;) {
     const long n = in_->try_read(buf, len);
@@ -226,14 +222,12 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len, WaitFor wait_
     // Branch: early in the wait, try again at once (see kYieldAfter).
     tried_at = Clock::now();
     if (tried_at < yield_from) continue;
-    // Past kYieldAfter, between tries: sched_yield(2), not just a pause hint. On the 2-vCPU
-    // VMs we run on, pipe wake-ups are "sync" and the scheduler often puts
-    // client and server on one CPU; a pause-only spinner then holds that CPU
-    // for its whole budget while the peer that would answer waits for it:
-    // one pair, 100 us budget, 16 B echo, p50 207 us against 2.1 us without
-    // spinning. Yielding hands the CPU to a runnable peer and costs one
-    // cheap syscall when there is none: p50 1.9-2.5 us in the same runs
-    // (docs/SPIN-NOTES.md).
+    // Past kYieldAfter, between tries: sched_yield(2), not just a pause
+    // hint. Pipe wake-ups are "sync", and the scheduler often puts client
+    // and server on one CPU; a pause-only spinner would hold that CPU for
+    // its whole budget while the peer that would answer waits for it.
+    // Yielding hands the CPU to a runnable peer and costs one cheap system
+    // call when there is none (docs/SPIN-NOTES.md).
     if (!switches.marked()) switches.mark();
     const Clock::time_point before_yield = Clock::now();
     ::sched_yield();
@@ -241,10 +235,8 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len, WaitFor wait_
     if (after_yield - before_yield > kSharedYield) {
       // A slow yield. Only one in which we were switched out let another
       // task of this system run on our CPU; without a switch the time went
-      // to the hypervisor or to interrupts, and spinning goes on (in the
-      // real walk 143 of 235 late yields were of that kind, and each
-      // backed spinning off for up to kMaxWaitsToResume blocked waits;
-      // docs/SPIN-NOTES.md#a-late-yield-is-contention-only-if-another-task-ran).
+      // to the hypervisor or to interrupts, and spinning goes on
+      // (docs/SPIN-NOTES.md#a-late-yield-is-contention-only-if-another-task-ran).
       if (!switches.switched()) {
         ++stats_.stolen_yields;
       } else if (after_yield - before_yield > kContendedYield) {

@@ -49,9 +49,9 @@ class SpinReader final : public BeforeWrite {
   /// reads throw (stream/input_stream.h), TimedOut past the deadline.
   /// For WaitFor::rest_of_message, a yield that comes back late ends the
   /// spin as usual but is not contention: it is the peer, writing the rest
-  /// on our CPU until the pipe is full (a 1 MiB message took the adaptive
-  /// rule's backoff, and the small echoes after it paid for it;
-  /// docs/SPIN-NOTES.md#a-contended-cpu-ends-the-spin-and-backs-the-adaptive-rule-off).
+  /// on our CPU until the pipe is full, and small messages after a big one
+  /// must not pay for it
+  /// (docs/SPIN-NOTES.md#a-contended-cpu-ends-the-spin-and-backs-the-adaptive-rule-off).
   std::size_t read_some(std::byte* buf, std::size_t len, WaitFor wait_for = WaitFor::message);
 
   /// Reads what has arrived, never waiting: bytes read, 0 at EOF, -1 when
@@ -99,8 +99,8 @@ class SpinReader final : public BeforeWrite {
   // one ended, and there is an occupier to place with (end_wait ends it).
   bool cycle_open() const noexcept { return wrote_at_ && occupier_; }
   // Fills stats_'s placement fields from placement_ and the occupier. On
-  // read, not per cycle: ~15 ns of each reply's path on the server
-  // (docs/SPIN-NOTES.md, "The reply path").
+  // read, not per cycle: off each reply's path (docs/SPIN-NOTES.md, "The
+  // reply path").
   void update_placement_stats() const noexcept;
   // After an occupied cycle: true if the peer was found stuck on the
   // occupier's CPU and this thread moved there.
@@ -122,9 +122,8 @@ class SpinReader final : public BeforeWrite {
   // peer_pid) at the first call.
   void follow_peer() noexcept;
   // A /proc read and at most one migration per this many suspended waits:
-  // every 32 cost ~0.7 µs per round trip (6.2 against 5.5 µs, one pair
-  // beside two busy loops), every 512 nothing measurable, and a split found
-  // waits 512 round trips (~13 ms at 26 µs) to be mended.
+  // rarely enough to cost nothing measurable, often enough that a split is
+  // mended within milliseconds (docs/PLACEMENT.md#following-the-peer-when-the-cpus-are-taken).
   static constexpr unsigned kFollowEvery = 512;
   // Whether placement may occupy yet: a peer we started has been checked
   // for an occupier of its own (end_cycle), or there is none to check.

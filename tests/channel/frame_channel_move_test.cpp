@@ -10,12 +10,12 @@
 
 #include "channel/frame_channel.h"
 #include "wait/spin_policy.h"
-#include "tests/channel/fd_channel_test_util.h"
+#include "tests/channel/frame_channel_test_util.h"
 
 namespace spinrpc {
 namespace {
 
-using namespace test;  // tests/channel/fd_channel_test_util.h, channel_test_util.h
+using namespace test;  // tests/channel/frame_channel_test_util.h, channel_test_util.h
 
 TEST_CASE("FrameChannel moved into a new object reads on where the old one stopped") {
   const std::vector<Expected> frames = {{MessageType::Request, bytes("echo"), bytes("one")},

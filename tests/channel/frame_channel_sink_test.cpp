@@ -14,7 +14,7 @@
 
 #include "channel/payload_sink.h"
 #include "stream/peer_closed.h"
-#include "tests/channel/fd_channel_test_util.h"
+#include "tests/channel/frame_channel_test_util.h"
 
 namespace spinrpc {
 namespace {

@@ -10,12 +10,12 @@
 #include <vector>     // std::vector
 
 #include "channel/frame_channel.h"
-#include "tests/channel/fd_channel_test_util.h"
+#include "tests/channel/frame_channel_test_util.h"
 
 namespace spinrpc {
 namespace {
 
-using namespace test;  // tests/channel/fd_channel_test_util.h, channel_test_util.h
+using namespace test;  // tests/channel/frame_channel_test_util.h, channel_test_util.h
 
 std::vector<Expected> hold_frames() {
   return {

@@ -16,12 +16,12 @@
 #include "stream/peer_closed.h"
 #include "protocol/frame_decoder.h"
 #include "protocol/protocol_error.h"
-#include "tests/channel/fd_channel_test_util.h"
+#include "tests/channel/frame_channel_test_util.h"
 
 namespace spinrpc {
 namespace {
 
-using namespace test;  // tests/channel/fd_channel_test_util.h, channel_test_util.h
+using namespace test;  // tests/channel/frame_channel_test_util.h, channel_test_util.h
 
 TEST_CASE("FrameChannel reads whole frames that a writer dribbles in chunks over a pipe and a socketpair") {
   const std::vector<Expected> frames = mixed_frames();

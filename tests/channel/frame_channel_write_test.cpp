@@ -28,12 +28,12 @@
 #include "descriptor/pipe.h"
 #include "wait/spin_policy.h"
 #include "protocol/frame_encoder.h"
-#include "tests/channel/fd_channel_test_util.h"
+#include "tests/channel/frame_channel_test_util.h"
 
 namespace spinrpc {
 namespace {
 
-using namespace test;  // tests/channel/fd_channel_test_util.h, channel_test_util.h
+using namespace test;  // tests/channel/frame_channel_test_util.h, channel_test_util.h
 
 TEST_CASE("FrameChannel round trips a 1 MiB payload between two channels") {
   const std::vector<Expected> frames = {

@@ -13,8 +13,8 @@ bool leave_descriptor_table() noexcept {
   // gives the thread a fresh empty table, and no file sees a close (no
   // flush-on-close of a FUSE or NFS file). Not even stderr is kept: a copy
   // of it held the file after the process closed or replaced its fd 2, and
-  // a reader of it waited for EOF until the channel closed (found by a
-  // break-it pass). Under a sanitizer the thread keeps the table, so that
+  // a reader of it waited for EOF until the channel closed. Under a
+  // sanitizer the thread keeps the table, so that
   // a report from it reaches stderr.
   if constexpr (kUnderSanitizer) return false;
   return ::close_range(0, ~0U, CLOSE_RANGE_UNSHARE) == 0;

@@ -8,12 +8,9 @@ namespace spinrpc {
 // descriptor table. While that table belongs to one thread alone, the
 // lookup takes no reference on the file; once another thread shares it
 // (any std::thread does: CLONE_FILES), every lookup takes and drops one,
-// two atomic operations. Measured on the 2-vCPU test VM, a failing
-// non-blocking read(2) of an empty pipe, 1,000,000 calls, medians of 8
-// alternating runs: 206 ns single-threaded, 244 ns beside one idle thread,
-// 200 ns when that thread has its own table. A spinning wait is a chain of
-// such reads and each round trip adds a read and a write on both sides, so
-// spinrpc-server's helper threads cost its round trip ~0.1 µs
+// two atomic operations. A spinning wait is a chain of such reads and each
+// round trip adds a read and a write on both sides, so a table shared with
+// spinrpc-server's helper threads costs every round trip
 // (docs/SPIN-NOTES.md#where-a-spun-round-trip-goes).
 
 /// For a thread that touches no file descriptor (the Occupier): gives up its

@@ -7,12 +7,9 @@ namespace spinrpc {
 
 /// Uninitialised heap memory that starts a chosen distance past a page
 /// boundary, for the big buffers the kernel copies pipe pages into or out
-/// of. It copies them with `rep movsb`, which on the AMD EPYC VMs we run on
-/// went at a third of its speed when the destination lay less than 64 bytes
-/// past the source modulo 4 KiB: reading ~1 MiB of vmsplice'd pages at page
-/// offset 0 took 0.66-0.75 ms to a destination at page offset 8, 13 or 16,
-/// against 0.24-0.31 ms to offset 0, 32 or 64, or from offset 8, 13 or 16 to
-/// offset 0 (docs/NODE.md, "Large payloads"). The other end's big buffers
+/// of. It copies them with `rep movsb`, which on AMD EPYC goes at a third
+/// of its speed when the destination lies less than 64 bytes past the
+/// source modulo 4 KiB (docs/NODE.md, "Large payloads"). The other end's big buffers
 /// usually start a few bytes past a page boundary (malloc's mmap'd chunks,
 /// Node's ArrayBuffers, fresh pipe pages), so ours keep well away from it:
 /// kReadPageOffset for what we read into, kLendPageOffset for what we lend,

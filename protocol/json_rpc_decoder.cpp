@@ -602,12 +602,11 @@ const JsonRpcMessage& JsonRpcDecoder::decode(ByteView body) {
   const std::string_view text = as_text(body);
   impl_->before_parse(text.size());
   // Always from a copy padded with spaces, never in place: read in place,
-  // simdjson looked at the next message's bytes after the body. A body that
-  // ends early was then judged by them (the reported error depended on the
-  // buffer size), and 55 unclosed '[' followed by more '[' made On-Demand
-  // read outside its index (SEGV under ASan). Both found by the
-  // server_serve_async fuzz target; both inputs are in its corpus. The copy
-  // costs a memcpy of the body, small beside the decode itself.
+  // simdjson looks at the next message's bytes after the body, so a body
+  // that ends early is judged by them, and deep unclosed '[' make
+  // On-Demand read outside its index (the server_serve_async fuzz corpus
+  // holds both inputs). The copy costs a memcpy of the body, small beside
+  // the decode itself.
   const std::string_view json = impl_->padded_input(text);
   JsonRpcMessage& m = impl_->decode(json);
   if (json.data() != text.data()) {

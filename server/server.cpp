@@ -158,7 +158,7 @@ bool Server::run(RequestContext& ctx) {
     }
     // A handler that caught a failed call()'s exception and returned still
     // ends the session: the stream is gone or out of step, so no Response
-    // may follow (RequestContext::call; found by tests/fuzz, seed
+    // may follow (RequestContext::call; tests/fuzz's seed
     // swallow-eof-during-call).
     if (ctx.channel_failure()) std::rethrow_exception(ctx.channel_failure());
   }

@@ -21,10 +21,8 @@ struct BufferOptions {
   std::size_t retained_buffer_bytes = std::size_t{16} << 20;
   /// How a write puts parts of FdOutputStream::kLendMinBytes or more into a pipe or
   /// FIFO (a socket always takes copies). A pipe's own pages cost the reader
-  /// ~3x more to copy from than pages lent to it, and a pipe lets one side
-  /// copy at a time: a 1 MiB echo over two pipes in C took 1.3 ms copied,
-  /// 0.45 ms lent, 0.38 ms over a socket pair (docs/NODE.md, "Large
-  /// payloads").
+  /// several times more to copy from than pages lent to it, and a pipe
+  /// lets one side copy at a time (docs/NODE.md, "Large payloads").
   enum class LargeWrites {
     /// writev(2): the pipe copies them into pages of its own.
     copy,
@@ -60,10 +58,8 @@ struct BufferOptions {
   /// When a message bigger than what the read pipe holds is on its way
   /// (ByteStream::expect), grow that pipe (F_SETPIPE_SZ, up to
   /// kMaxPipeBytes (descriptor/pipe.h)) so that a writer that copies into it waits
-  /// for us once per pipeful. tsgo writes each reply with one write(2): a
-  /// 16 MiB one through a 64 KiB pipe slept and was woken 256 times
-  /// (binding → tsgo, 16 MiB binary echo, median 17.5 ms; 12.5 with the
-  /// pipe grown; docs/NODE.md, "tsgo's big replies").
+  /// for us once per pipeful, not once per 64 KiB: tsgo writes each reply
+  /// with one write(2) (docs/NODE.md, "tsgo's big replies").
   /// Only for a pipe the owner of the stream created (the client shim's
   /// child's stdout): a server leaves the pipes it is handed as they are.
   /// A refusal (pipe-max-size, the user's pipe budget, not a pipe) leaves

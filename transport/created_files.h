@@ -15,9 +15,8 @@ namespace spinrpc {
 ///
 /// Only the file that was created is removed: each path is remembered with
 /// its device and inode, and a path that now names something else (a
-/// user's file, another server's socket put there since) is left alone
-/// (found by a break-it pass: the server unlinked a regular file that had
-/// replaced its FIFO). Between the check and the unlink the path could
+/// user's file, another server's socket put there since, a regular file
+/// that replaced a FIFO) is left alone. Between the check and the unlink the path could
 /// still be replaced; no system call removes a name only if it names a
 /// given inode.
 class CreatedFiles {

@@ -81,7 +81,7 @@ class FifoTransport final : public Transport {
       if (ensure_fifo(out_path_)) files_.add(out_path_);
       // Two spellings of one FIFO (`dir/q` and `dir//q`, a symlink, a
       // relative path) pass the command line's string check; the server
-      // would then read its own replies (found by a break-it pass).
+      // would then read its own replies.
       if (same_file(in_path_, out_path_)) {
         fail(EINVAL, out_path_, ("it is the same FIFO as --fifo-in " + in_path_ +
                                  ", so the server would read its own replies").c_str());
@@ -92,7 +92,7 @@ class FifoTransport final : public Transport {
     } catch (...) {
       // No destructor runs for a constructor that throws: a FIFO made here
       // goes now (the other one refused: a regular file there, a missing
-      // directory; found by a break-it pass). Only ours: remove() forgets
+      // directory). Only ours: remove() forgets
       // paths it did not record.
       files_.remove(in_path_);
       files_.remove(out_path_);

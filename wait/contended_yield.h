@@ -24,9 +24,8 @@ inline constexpr std::chrono::microseconds kSharedYield{3};
 
 /// A spinning wait tries back to back for this long before it starts
 /// yielding between tries. A spinning peer on another CPU answers within it
-/// (a shim ↔ server echo waits ~1-1.5 µs per side), and each yield costs
-/// ~0.3-0.5 µs a wait would otherwise spend trying: yielding from the first
-/// try made the shim ↔ server echo 0.6 µs slower. A peer that needs our
+/// (a shim ↔ server echo waits about a microsecond per side), and each
+/// yield costs a fraction of that a wait would otherwise spend trying. A peer that needs our
 /// CPU waits at most this long for it; past it, the yields hand the CPU over
 /// and tell the spin loop that the CPU is shared, and the next wait yields
 /// from its first try (docs/SPIN-NOTES.md#yield-after-a-few-microseconds).

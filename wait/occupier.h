@@ -16,8 +16,8 @@ namespace spinrpc {
 /// peer on the CPU the caller is about to leave (docs/PLACEMENT.md).
 ///
 /// It is an ordinary SCHED_OTHER thread on purpose: the kernel counts a CPU
-/// that runs only SCHED_IDLE tasks as idle when it places a wake-up
-/// (measured: the round trip only fell from ~65 to ~38 µs). Between tries
+/// that runs only SCHED_IDLE tasks as idle when it places a wake-up, so an
+/// idle-class occupier keeps nothing from the halted CPUs. Between tries
 /// it yields; a yield that comes back a time slice late, or more than
 /// kTurnsPerCycle short turns of others in one cycle, each with the thread
 /// switched out (a slow yield without a switch is the host's or
@@ -89,16 +89,15 @@ class Occupier {
   /// on the occupier's CPU (EEVDF's base slice is 0.75 ms and more): let
   /// go. Shorter delays are not contention. The peer passes through our
   /// CPU while it moves to the reader's (its turn: 3-60 µs), and kernel
-  /// threads pass through: with the spin loop's 20 µs (kContendedYield)
-  /// here, a blocking client on a quiet machine made the occupier let go in
-  /// the first cycle after each backoff, and occupying was off ~95 % of the
-  /// time (docs/PLACEMENT.md#the-decision).
+  /// threads pass through: with the spin loop's kContendedYield here, the
+  /// occupier let go in the first cycle after each backoff even on a quiet
+  /// machine (docs/PLACEMENT.md#the-decision).
   static constexpr std::chrono::microseconds kContendedSlice{250};
   /// More short turns of others than this within one cycle (between two
   /// pokes) is contention too: a peer that blocks takes one turn per cycle
   /// (two when it moves over); a peer that spins on this CPU takes one at
   /// every try. Occupying cannot help a spinning peer (it is never woken),
-  /// and sitting on its CPU slowed a spinning Node client from 4.0 to 9.5 µs
+  /// and sitting on its CPU slows it down
   /// (docs/PLACEMENT.md#two-spinners-on-one-cpu).
   static constexpr unsigned kTurnsPerCycle = 2;
 

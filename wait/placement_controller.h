@@ -15,8 +15,8 @@ namespace spinrpc {
 /// - `occupy`: besides that, an occupier thread keeps the other CPUs busy
 ///   for up to the budget after each message we write, so that the kernel
 ///   finds no idle CPU to send a blocked peer's wake-up to and the peer runs
-///   on the CPU we are leaving (~2.5 µs round trip) instead of on a halted
-///   one (30-70 µs on the VMs measured).
+///   on the CPU we are leaving (a few µs round trip) instead of on a halted
+///   one (tens of µs: docs/PLACEMENT.md).
 ///
 /// It starts by probing: kProbeCycles cycles free, then kProbeCycles
 /// occupying (the first kSettleCycles after each switch are not counted:
@@ -55,10 +55,9 @@ class PlacementController {
   static constexpr int kMarginPercent = 80;
   static constexpr std::chrono::nanoseconds kIgnoreAbove{std::chrono::milliseconds(1)};
   /// A free median under this leaves occupying nothing to win: no blocked
-  /// peer was woken on a halted CPU (30-70 µs here), the peer spins or is
+  /// peer was woken on a halted CPU (tens of µs), the peer spins or is
   /// already on our CPU, and occupying is not probed
-  /// (docs/PLACEMENT.md#nothing-to-win). A blocking peer co-located by
-  /// placement still takes 2.5-8 µs per cycle here; a spinning one 1-4 µs.
+  /// (docs/PLACEMENT.md#nothing-to-win).
   static constexpr std::chrono::nanoseconds kNothingToWin{std::chrono::microseconds(5)};
 
   /// What the settings ask for (SPINRPC_PLACEMENT, --placement, the shim's

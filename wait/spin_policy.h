@@ -73,7 +73,7 @@ class AdaptiveSpinController {
 
   /// Reports that a spin gave the CPU away: a yield came back late because
   /// another task ran (SpinReader). The CPUs are oversubscribed, and there
-  /// a spinner loses a whole time slice per yield (~4 ms here) where a
+  /// a spinner loses a whole time slice per yield where a
   /// blocked reader is woken at once. Beyond the proposal's rule
   /// (docs/SPIN.md#beyond-the-rule): suspends at once, and
   /// each suspension for this reason doubles the short waits needed to

@@ -1,5 +1,5 @@
 // Percentiles and raw latency files, by the same rules as spinrpc-bench
-// (bench/latency_stats.cpp, bench/measurement.cpp).
+// (bench/harness/latency_stats.cpp, bench/harness/measurement.cpp).
 
 import { readFileSync } from "node:fs";
 

@@ -8,9 +8,11 @@ namespace spinrpc::bench {
 
 /// The distribution of one benchmark's per-request latencies (docs/BENCHMARKING.md
 /// #distributions: percentiles next to the mean, and the sample count). All times
-/// in ns. Percentiles are nearest-rank, as bench/node/echo_latency.mjs and
-/// bench/report.mjs compute them: the smallest sample with at least q of
-/// the samples at or below it.
+/// in ns. Percentiles are nearest-rank, as bench/harness/stats.mjs computes
+/// them for every script under bench/: the smallest sample with at least q
+/// of the samples at or below it, so a percentile is always a measured
+/// sample. The median of a handful of figures (per-round p50s, per-round
+/// ratios) is taken in JavaScript only, by stats.mjs's median.
 struct LatencySummary {
   std::size_t count = 0;  ///< samples
   double mean_ns = 0;

@@ -42,6 +42,7 @@ import { readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { isDeepStrictEqual } from "node:util";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { median, percentile } from "../harness/stats.mjs";
 import { resolvePeers } from "./peers.mjs";
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -103,7 +104,6 @@ function cpuSeconds(pid) {
   }
   return ns / 1e9;
 }
-const percentile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
 
 class IntegrityError extends Error {}
 const check = (variant, sent, got) => {
@@ -187,7 +187,6 @@ try {
   process.exit(1);
 }
 
-const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2; };
 const out = {
   tool: "bench/node/async_echo.mjs",
   client: `${CLIENT} async client (${TS.async}, apiRequest) on node ${process.version}`,

@@ -80,6 +80,7 @@ import { cpus } from "node:os";
 import { procCpuSeconds, selfCpuSeconds } from "./proc_cpu.mjs";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { median, percentile, summarize } from "../harness/stats.mjs";
 import { resolvePeers } from "./peers.mjs";
 import { IntegrityError, JOBS, NPAYLOADS, makePayloads, mismatch } from "./jobs.mjs";
 
@@ -364,7 +365,6 @@ function rounds(fn) {
     for (let i = 0; i < CHANNELS.length; i++) fn(CHANNELS[(i + r) % CHANNELS.length], r);
   }
 }
-const median = (xs) => percentile(Float64Array.from(xs).sort(), 0.5);
 // An echo that took fewer page faults than the payload's pages over this
 // found the reply's memory in place: a fresh reply Buffer faults once per
 // 4 KiB page (16 MiB: 4,096), a warm echo 0-100 times.
@@ -464,18 +464,10 @@ try {
 
 // ── report ────────────────────────────────────────────────────────────
 
-/** Nearest-rank percentile of a sorted array. */
-function percentile(sorted, q) {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
-}
 const us = (ns) => (ns / 1000).toFixed(ns < 100_000 ? 2 : 1);
 
 for (const v of variants) {
-  const s = v.lat.sort();
-  let sum = 0;
-  for (const x of s) sum += x;
-  v.stats = { n: s.length, mean: sum / s.length, p50: percentile(s, 0.5), p75: percentile(s, 0.75), p99: percentile(s, 0.99), max: s[s.length - 1] };
+  v.stats = summarize(v.lat.sort());
 }
 const floorBlocking = variants.find((v) => v.floor === "blocking");
 const floorPolled = variants.find((v) => v.floor === "polled");

@@ -5,7 +5,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
-import { latencyFile, percentile, readSamples, summarize } from "./stats.mjs";
+import { percentile, summarize } from "../harness/stats.mjs";
+import { latencyFile, readSamples } from "./latency_files.mjs";
 
 export const VARIANTS = ["off", "fixed", "adaptive"];
 export const SIZES = [8, 1024, 65536, 1048576];

@@ -40,6 +40,7 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileS
 import { loadavg } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { median } from "../harness/stats.mjs";
 import { DEFAULT_EVERY, ensureLibrary, writeSampleProject } from "./library.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -97,7 +98,6 @@ console.log(`e2e: project ${project}; ${opts.rounds} round(s) of ${variants.map(
   (canBatch ? (opts.batch ? "" : " (--no-batch)") : ` (no batch variants: the ${ts.dialect} API has no API.batch)`));
 
 const f2 = (x) => x.toFixed(2);
-const median = (xs) => { const s = [...xs].sort((a, b) => a - b); const n = s.length; return n ? (n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2) : NaN; };
 const RATIOS = [
   ["binding / js", "binding", "js"],
   ["js+batch / js", "js+batch", "js"],

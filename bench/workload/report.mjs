@@ -21,7 +21,7 @@ import { cpus, loadavg } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { percentile } from "../reporting/stats.mjs";
+import { median, percentile } from "../harness/stats.mjs";
 import { readTrace, TraceError } from "./trace_file.mjs";
 
 const args = { smoke: false };
@@ -40,7 +40,6 @@ const args = { smoke: false };
   for (const k of ["trace", "replayJson", "out", "pngDir"]) if (!args[k]) { console.error(`report (workload): --${k} is required`); process.exit(2); }
 }
 
-const median = (xs) => percentile([...xs].sort((a, b) => a - b), 0.5);
 const f1 = (x) => (x == null || Number.isNaN(x) ? "–" : x.toFixed(1));
 const f2 = (x) => (x == null || Number.isNaN(x) ? "–" : x.toFixed(2));
 const jsonLines = (file) => (file && existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)) : []);

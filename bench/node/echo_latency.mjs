@@ -80,6 +80,7 @@ import { cpus } from "node:os";
 import { procCpuSeconds, selfCpuSeconds } from "./proc_cpu.mjs";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { commandLine } from "../harness/cli.mjs";
 import { median, percentile, summarize } from "../harness/stats.mjs";
 import { resolvePeers } from "./peers.mjs";
 import { IntegrityError, JOBS, NPAYLOADS, makePayloads, mismatch } from "./jobs.mjs";
@@ -91,13 +92,8 @@ const JOB_CHILD = join(REPO, "bench", "node", "job_child.mjs");
 
 // ── arguments ─────────────────────────────────────────────────────────
 
-function usage(msg) {
-  // --help (no message) is a request: stdout, exit 0; a bad argument: stderr, exit 2.
-  if (msg) console.error(`echo_latency: ${msg}`);
-  (msg ? console.error : console.log)("usage: node bench/node/echo_latency.mjs [--ts 7.0|7.1-beta|7.1-dev|preview] [--count N] [--size BYTES] [--rounds R] [--warmup W] [--no-floor] [--server-spin default,placement-off,off,fixed,adaptive] [--json FILE]\n" +
-    "       [--no-binding] [--sparse N] [--sparse-interval-ms MS] [--spawn K] [--large-mib LIST] [--large-reps R] [--large-warmup W]");
-  process.exit(msg ? 2 : 0);
-}
+const cli = commandLine("echo_latency", "usage: node bench/node/echo_latency.mjs [--ts 7.0|7.1-beta|7.1-dev|preview] [--count N] [--size BYTES] [--rounds R] [--warmup W] [--no-floor] [--server-spin default,placement-off,off,fixed,adaptive] [--json FILE]\n" +
+  "       [--no-binding] [--sparse N] [--sparse-interval-ms MS] [--spawn K] [--large-mib LIST] [--large-reps R] [--large-warmup W]");
 const SERVER_SPIN = {
   off: { TSGO_SYNC_SPIN_US: "0", TSGO_SYNC_SPIN_ADAPTIVE: "0" },
   fixed: { TSGO_SYNC_SPIN_US: "100", TSGO_SYNC_SPIN_ADAPTIVE: "0" },
@@ -105,42 +101,30 @@ const SERVER_SPIN = {
   default: {},
   "placement-off": { SPINRPC_PLACEMENT: "off" },
 };
-const opts = {
-  ts: "7.0", count: 20000, size: 8, rounds: 9, warmup: 1000, floor: true, serverSpin: null, json: null,
-  binding: true, sparse: 500, sparseIntervalMs: 10, spawn: 4, largeMib: [1, 16], largeReps: 2, largeWarmup: 4,
-};
-{
-  const argv = process.argv.slice(2);
-  for (let i = 0; i < argv.length; i++) {
-    let [k, v] = argv[i].split(/=(.*)/s, 2);
-    if (k === "--help" || k === "-h") usage();
-    if (k === "--no-floor") { opts.floor = false; continue; }
-    if (k === "--no-binding") { opts.binding = false; continue; }
-    const key = {
-      "--ts": "ts", "--count": "count", "--size": "size", "--rounds": "rounds", "--warmup": "warmup", "--server-spin": "serverSpin", "--json": "json",
-      "--sparse": "sparse", "--sparse-interval-ms": "sparseIntervalMs", "--spawn": "spawn", "--large-mib": "largeMib", "--large-reps": "largeReps",
-      "--large-warmup": "largeWarmup",
-    }[k];
-    if (!key) usage(`unknown argument ${argv[i]}`);
-    if (v === undefined) { v = argv[++i]; if (v === undefined) usage(`${k} needs a value`); }
-    if (key === "json" || key === "ts") { opts[key] = v; continue; }
-    if (key === "largeMib") {
-      opts.largeMib = v.split(",").filter(Boolean).map(Number);
-      if (opts.largeMib.some((m) => !Number.isInteger(m) || m < 1 || m > 256)) usage(`--large-mib wants whole MiB from 1 to 256, got ${JSON.stringify(v)}`);
-      continue;
-    }
-    if (key === "serverSpin") {
-      opts.serverSpin = v.split(",").filter(Boolean);
-      for (const name of opts.serverSpin) if (!SERVER_SPIN[name]) usage(`--server-spin: unknown variant ${JSON.stringify(name)} (${Object.keys(SERVER_SPIN).join(", ")})`);
-      if (opts.serverSpin.length === 0) usage("--server-spin needs at least one variant");
-      continue;
-    }
-    if (!/^\d+$/.test(v)) usage(`${k} wants a non-negative integer, got ${JSON.stringify(v)}`);
-    opts[key] = Number(v);
+const opts = (() => {
+  const v = cli.parse({
+    ts: { type: "string", default: "7.0" }, count: { type: "string", default: "20000" }, size: { type: "string", default: "8" },
+    rounds: { type: "string", default: "9" }, warmup: { type: "string", default: "1000" }, "no-floor": { type: "boolean", default: false },
+    "server-spin": { type: "string" }, json: { type: "string" }, "no-binding": { type: "boolean", default: false },
+    sparse: { type: "string", default: "500" }, "sparse-interval-ms": { type: "string", default: "10" }, spawn: { type: "string", default: "4" },
+    "large-mib": { type: "string", default: "1,16" }, "large-reps": { type: "string", default: "2" }, "large-warmup": { type: "string", default: "4" },
+  });
+  const o = {
+    ts: v.ts, count: cli.count("count", v.count, 1), size: cli.count("size", v.size), rounds: cli.count("rounds", v.rounds, 1),
+    warmup: cli.count("warmup", v.warmup), floor: !v["no-floor"], serverSpin: null, json: v.json ?? null, binding: !v["no-binding"],
+    sparse: cli.count("sparse", v.sparse), sparseIntervalMs: cli.count("sparse-interval-ms", v["sparse-interval-ms"]), spawn: cli.count("spawn", v.spawn),
+    largeMib: v["large-mib"].split(",").filter(Boolean).map(Number), largeReps: cli.count("large-reps", v["large-reps"]),
+    largeWarmup: cli.count("large-warmup", v["large-warmup"]),
+  };
+  if (o.largeMib.some((m) => !Number.isInteger(m) || m < 1 || m > 256)) cli.fail(`--large-mib wants whole MiB from 1 to 256, got ${JSON.stringify(v["large-mib"])}`);
+  if (v["server-spin"] !== undefined) {
+    o.serverSpin = v["server-spin"].split(",").filter(Boolean);
+    for (const name of o.serverSpin) if (!SERVER_SPIN[name]) cli.fail(`--server-spin: unknown variant ${JSON.stringify(name)} (${Object.keys(SERVER_SPIN).join(", ")})`);
+    if (o.serverSpin.length === 0) cli.fail("--server-spin needs at least one variant");
   }
-  if (opts.count < 1 || opts.rounds < 1) usage("--count and --rounds must be at least 1");
-  if (opts.rounds > opts.count) usage("--rounds cannot exceed --count");
-}
+  if (o.rounds > o.count) cli.fail("--rounds cannot exceed --count");
+  return o;
+})();
 
 // ── peers and the real client ─────────────────────────────────────────
 

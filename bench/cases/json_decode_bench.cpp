@@ -25,14 +25,14 @@
 
 #include <cstddef>      // std::size_t
 #include <cstdio>       // std::printf, std::fopen
-#include <cstdlib>      // std::strtod, std::exit
-#include <cstring>      // std::strcmp
+#include <stdexcept>    // std::invalid_argument
 #include <string>       // std::string
 #include <string_view>  // std::string_view
 #include <vector>       // std::vector
 
 #include <simdjson.h>
 
+#include "bench/harness/command_line.h"
 #include "protocol/json_rpc.h"
 
 namespace {
@@ -139,28 +139,27 @@ const Variant kVariants[] = {
 }  // namespace
 
 int main(int argc, char** argv) {
+  using spinrpc::bench::whole_number;
+  constexpr char kUsage[] = "usage: spinrpc-json-bench [--rounds R] [--rotate K] [--mib N] [--min-seconds S] [--json FILE]\n";
   int rounds = 5;
   int rotate = 0;
   double mib = 1;
   double min_seconds = 0.3;
-  const char* json_path = nullptr;
-  for (int i = 1; i < argc; ++i) {
-    const auto next = [&] {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "spinrpc-json-bench: %s needs a value\n", argv[i]);
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (!std::strcmp(argv[i], "--rounds")) rounds = std::atoi(next());
-    else if (!std::strcmp(argv[i], "--rotate")) rotate = std::atoi(next());
-    else if (!std::strcmp(argv[i], "--mib")) mib = std::strtod(next(), nullptr);
-    else if (!std::strcmp(argv[i], "--min-seconds")) min_seconds = std::strtod(next(), nullptr);
-    else if (!std::strcmp(argv[i], "--json")) json_path = next();
-    else {
-      std::fprintf(stderr, "usage: spinrpc-json-bench [--rounds R] [--rotate K] [--mib N] [--min-seconds S] [--json FILE]\n");
-      return 2;
+  std::string json_path;
+  spinrpc::bench::CommandLine cli;
+  cli.option("--rounds", [&](std::string_view v) { rounds = static_cast<int>(whole_number("--rounds", v, 1)); });
+  cli.option("--rotate", [&](std::string_view v) { rotate = static_cast<int>(whole_number("--rotate", v)); });
+  cli.option("--mib", [&](std::string_view v) { mib = spinrpc::bench::positive_number("--mib", v); });
+  cli.option("--min-seconds", [&](std::string_view v) { min_seconds = spinrpc::bench::positive_number("--min-seconds", v); });
+  cli.option("--json", [&](std::string_view v) { json_path = v; });
+  try {
+    if (!cli.parse(argc, argv)) {
+      std::fputs(kUsage, stdout);
+      return 0;
     }
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "spinrpc-json-bench: %s\n%s", e.what(), kUsage);
+    return 2;
   }
   const std::string text = make_body(static_cast<std::size_t>(mib * 1048576));
   const simdjson::padded_string body(text);
@@ -191,10 +190,10 @@ int main(int argc, char** argv) {
     }
   }
   json += "]}\n";
-  if (json_path) {
-    std::FILE* f = std::fopen(json_path, "w");
+  if (!json_path.empty()) {
+    std::FILE* f = std::fopen(json_path.c_str(), "w");
     if (!f) {
-      std::perror(json_path);
+      std::perror(json_path.c_str());
       return 1;
     }
     std::fputs(json.c_str(), f);

@@ -9,6 +9,8 @@
 #include <string_view>   // std::string_view
 #include <system_error>  // std::error_code
 
+#include "bench/harness/command_line.h"
+
 namespace spinrpc::bench {
 
 namespace {
@@ -31,16 +33,6 @@ std::optional<std::string> find_tsgo() {
       std::string(SPINRPC_SOURCE_DIR) + "/tests/interop/node_modules/@typescript/typescript-linux-x64/lib/tsc";
   if (::access(path.c_str(), X_OK) == 0) return path;
   return std::nullopt;
-}
-
-int parse_rounds(std::string_view value) {
-  int rounds = 0;
-  for (const char c : value) {
-    if (c < '0' || c > '9' || rounds > 1000) throw std::invalid_argument("--rounds wants an integer from 1 to 1000");
-    rounds = rounds * 10 + (c - '0');
-  }
-  if (rounds < 1 || rounds > 1000) throw std::invalid_argument("--rounds wants an integer from 1 to 1000");
-  return rounds;
 }
 
 }  // namespace
@@ -73,23 +65,12 @@ std::size_t BenchPlan::size_warmup(std::size_t bytes) const noexcept {
 BenchPlan parse_plan(int& argc, char** argv) {
   BenchPlan plan;
   std::optional<int> rounds;
-  int kept = 1;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    if (arg == "--smoke") {
-      plan.smoke = true;
-    } else if (arg.starts_with("--rounds=")) {
-      rounds = parse_rounds(arg.substr(9));
-    } else if (arg.starts_with("--latency_dir=")) {
-      plan.latency_dir = std::string(arg.substr(14));
-    } else if (arg == "--inject_mismatch") {
-      plan.inject_mismatch = true;
-    } else {
-      argv[kept++] = argv[i];
-    }
-  }
-  argc = kept;
-  argv[argc] = nullptr;
+  CommandLine cli;
+  cli.flag("--smoke", [&] { plan.smoke = true; });
+  cli.option("--rounds", [&](std::string_view v) { rounds = static_cast<int>(whole_number("--rounds", v, 1, 1000)); });
+  cli.option("--latency_dir", [&](std::string_view v) { plan.latency_dir = std::string(v); });
+  cli.flag("--inject_mismatch", [&] { plan.inject_mismatch = true; });
+  cli.parse(argc, argv, /*keep_unknown=*/true);
 
   if (plan.smoke) {
     plan.rounds = 1;

@@ -39,14 +39,14 @@
 #include <cstdlib>    // std::getenv, setenv, unsetenv
 #include <fstream>    // std::ofstream
 #include <iostream>   // std::cout
-#include <sstream>    // std::istringstream
 #include <stdexcept>  // std::runtime_error
 #include <string>     // std::string
 #include <string_view>  // std::string_view
 #include <vector>     // std::vector
 
-#include "bench/peers/bench_work.h"
+#include "bench/harness/command_line.h"
 #include "bench/harness/process_cpu.h"
+#include "bench/peers/bench_work.h"
 #include "bench/workload/trace_file.h"
 #include "client-shim/sync_rpc_channel.h"
 
@@ -128,13 +128,6 @@ Result replay_once(const std::vector<TraceRequest>& trace, const std::string& se
   return result;
 }
 
-std::vector<std::string> split(const std::string& list) {
-  std::vector<std::string> out;
-  std::istringstream in(list);
-  for (std::string item; std::getline(in, item, ',');) if (!item.empty()) out.push_back(item);
-  return out;
-}
-
 std::string default_server() {
   if (const char* env = std::getenv("SPINRPC_BENCH_SERVER"); env != nullptr && *env != '\0') return env;
   char self[4096];
@@ -187,45 +180,31 @@ std::vector<Result> replay_parallel(const std::vector<TraceRequest>& trace, cons
   return results;
 }
 
-// A count on the command line: digits only (std::stoul would take "-1" as
-// 2^64 - 1 and "5x" as 5), as replay.mjs takes it.
-std::size_t whole_number(const std::string& option, const std::string& text) {
-  if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos) {
-    throw std::invalid_argument(option + " takes a whole number, not " + text);
-  }
-  return std::stoul(text);
-}
-
 constexpr char kUsage[] =
     "usage: spinrpc-replay --trace FILE [--start I] [--limit N] [--rounds R] [--parallel 1,2,3,4] "
     "[--variants default,off] [--server PATH] [--json FILE]\n"
     "       spinrpc-replay --check FILE\n";
 
 int run(int argc, char** argv) {
-  if (argc == 2 && (std::string_view(argv[1]) == "--help" || std::string_view(argv[1]) == "-h")) {
-    std::fputs(kUsage, stdout);
-    return 0;
-  }
+  using spinrpc::bench::whole_number;
   std::string trace_path, check_path, server = default_server(), json_path;
   std::size_t start = 0, limit = 0;
   int rounds = 5;
   std::vector<std::string> parallel_list{"1"}, variants{"default", "off"};
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    const auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw std::invalid_argument(arg + " needs a value");
-      return argv[++i];
-    };
-    if (arg == "--trace") trace_path = value();
-    else if (arg == "--check") check_path = value();
-    else if (arg == "--start") start = whole_number(arg, value());
-    else if (arg == "--limit") limit = whole_number(arg, value());
-    else if (arg == "--rounds") rounds = static_cast<int>(whole_number(arg, value()));
-    else if (arg == "--parallel") parallel_list = split(value());
-    else if (arg == "--variants") variants = split(value());
-    else if (arg == "--server") server = value();
-    else if (arg == "--json") json_path = value();
-    else throw std::invalid_argument("unknown argument " + arg);
+  spinrpc::bench::CommandLine cli;
+  const auto text = [](std::string& to) { return [&to](std::string_view v) { to = v; }; };
+  cli.option("--trace", text(trace_path));
+  cli.option("--check", text(check_path));
+  cli.option("--start", [&](std::string_view v) { start = whole_number("--start", v); });
+  cli.option("--limit", [&](std::string_view v) { limit = whole_number("--limit", v); });
+  cli.option("--rounds", [&](std::string_view v) { rounds = static_cast<int>(whole_number("--rounds", v)); });
+  cli.option("--parallel", [&](std::string_view v) { parallel_list = spinrpc::bench::split_list(v); });
+  cli.option("--variants", [&](std::string_view v) { variants = spinrpc::bench::split_list(v); });
+  cli.option("--server", text(server));
+  cli.option("--json", text(json_path));
+  if (!cli.parse(argc, argv)) {
+    std::fputs(kUsage, stdout);
+    return 0;
   }
   if (!check_path.empty()) {
     const spinrpc::bench::Trace trace = spinrpc::bench::read_trace(check_path);
@@ -236,7 +215,7 @@ int run(int argc, char** argv) {
   if (trace_path.empty()) throw std::invalid_argument("--trace is required");
   for (const auto& v : variants) if (v != "default" && v != "off") throw std::invalid_argument("unknown variant " + v);
   for (const auto& level : parallel_list) {
-    if (whole_number("--parallel", level) == 0) throw std::invalid_argument("--parallel takes counts of 1 or more");
+    whole_number("--parallel", level, 1);
   }
   const auto trace = requests_to_play(trace_path, start, limit);
   // "default" must mean the defaults: no TSGO_SYNC_SPIN_* from our caller.

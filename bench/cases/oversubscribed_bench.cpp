@@ -223,10 +223,9 @@ void run_pairs(benchmark::State& state, const BenchPlan& plan, const std::string
 void register_oversubscribed_benchmarks(const BenchPlan& plan, int round) {
   // The figures are medians of per-round ratios to spin off
   // (docs/PLACEMENT.md, figure 5): each round holds enough rounds of every
-  // case for 9 in all. Which CPUs the scheduler gives a pair differs from
-  // one 500 ms round to the next: beside two busy loops, spin off and the
-  // default alike had rounds at 5-7 µs and at 24-26 µs (report at 332c7ad),
-  // and the median of 5 such ratios went from 1.00x to 1.30x between runs.
+  // case for 9 in all, because which CPUs the scheduler gives a pair differs
+  // from one 500 ms round to the next and 5 rounds leave the median at the
+  // mercy of that draw (docs/BENCHMARKING.md#alternation).
   for (const int index : plan.paired_rounds(round)) {
     for (int pairs = 1; pairs <= plan.max_pairs; ++pairs) {
       for (const Variant v : variants_in_round(index)) {

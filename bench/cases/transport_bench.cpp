@@ -11,7 +11,7 @@
 //
 // The server has threads besides the one serving requests: a Boost.Asio
 // signal_set watcher (app/shutdown_on_signal.h) and, with --pipe, an Asio
-// acceptor that turns further clients away (server/unix_socket_transport.cpp).
+// acceptor that turns further clients away (transport/unix_socket.cpp).
 // They must add no wake-up to the round trip. Besides Measurement's counters:
 //   srv_aux_threads       server threads other than the main one (tid != pid)
 //   srv_aux_thread_runs   how many times those threads were put on a CPU over

@@ -1,4 +1,4 @@
-// spinrpc-bench: the benchmark suite of issue 4 (docs/BENCHMARKING.md). Registers every
+// spinrpc-bench: the benchmark suite (docs/BENCHMARKING.md). Registers every
 // workload round by round (for round r: for workload w: for variant v), so
 // that the variants and the floors of one workload run side by side and
 // drift over the run falls on all of them. scripts/bench.sh runs it and

@@ -207,15 +207,9 @@ function runApi(path, env = {}, spin = null) {
  * One job in a fresh Node process (bench/node/job_child.mjs): through the
  * register hook (the binding: what a user of `node --import` runs) or
  * without it (the pure-JS channel). The sparse, spawn and large jobs run
- * so for both channels: in the long-lived bench process the pure-JS channel's
- * replies reused the heap that earlier rounds' big Buffers had left
- * (0.46 ms a 1 MiB binary echo, against 1.4 in a fresh process), and its
- * sparse requests ran with V8's compiler and collector long settled, while
- * the binding's always started cold (client CPU per 1000 sparse requests
- * to the preview's tsgo: 0.375 s through the binding in a fresh process
- * against 0.330 pure-JS in the bench's; both fresh, without the API, 0.21
- * against 0.33).
- * A spawn there also ran with the channel's code compiled by earlier rounds.
+ * so for both channels, so that neither profits from a heap, compiled code
+ * or a settled collector left by earlier rounds in the long-lived bench
+ * process (docs/BENCHMARKING.md, "Notes": why Node jobs run in fresh processes).
  */
 function inJobChild(job, hook) {
   // The child loads the same client: --ts's sync API, by the file

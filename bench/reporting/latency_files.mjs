@@ -3,7 +3,7 @@
 
 import { readFileSync } from "node:fs";
 
-/** A benchmark's latency file name: the rule of measurement.cpp's latency_file_name. */
+/** A benchmark's latency file name: the rule of bench/harness/measurement.cpp's latency_file_name. */
 export const latencyFile = (name) => name.replace(/[^A-Za-z0-9_.-]/g, "_") + ".i64";
 
 /** int64 ns, native byte order (little endian on every machine we run). */

@@ -10,7 +10,7 @@
 namespace spinrpc {
 
 /// Registers an executable's own methods on its Server, given the parsed
-/// command line: the hook for extra methods (bench/bench_server_main.cpp
+/// command line: the hook for extra methods (bench/peers/bench_server_main.cpp
 /// adds the benchmarks' benchWork; tests/peers/ their scripted methods).
 using AddMethods = std::function<void(Server& server, const CommandLine& line)>;
 

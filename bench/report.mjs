@@ -18,15 +18,14 @@
 // --smoke        say in the report that it comes from a smoke run
 //
 // Every round of a workload and variant is pooled: percentiles are taken over
-// all rounds' samples (nearest rank, as spinrpc-bench and echo_latency.mjs
-// compute them); CPU and wall seconds are summed over the rounds; the p50 of
+// all rounds' samples (bench/harness/stats.mjs: nearest rank, as spinrpc-bench
+// computes them); CPU and wall seconds are summed over the rounds; the p50 of
 // each round is listed so drift shows. Ratios are computed here, never in
 // the benchmarks (docs/BENCHMARKING.md: a claim is a ratio measured side by side).
 // Pictures are drawn with gnuplot (gnuplot-nox, scripts/setup.sh); without
 // gnuplot the report says so and has none.
-
 //
-// One file per concern under bench/reporting/: args, stats, run (the
+// One file per concern under bench/reporting/: args, latency_files, run (the
 // grouped benchmarks), format, machine, pictures, and sections/, one file
 // per report section; a new workload adds its section there and to SECTIONS.
 

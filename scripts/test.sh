@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Sets up what is missing, builds, then runs every test: the C++ suites
 # through ctest, the interop suite (the real TypeScript client and tsgo
-# against spinrpc-server) through npm test, and the benchmark suite's smoke
-# run (scripts/bench.sh --smoke). Runs all even if one fails; exits non-zero
+# against spinrpc-server) through npm test, the check of README's headline
+# figures against bench/REPORT.md, and the benchmark suite's smoke run
+# (scripts/bench.sh --smoke). Runs all even if one fails; exits non-zero
 # if anything failed.
 #   SPINRPC_BUILD_DIR   build directory (default: <repo>/build)
 #   SPINRPC_SKIP_SETUP  set to 1 to skip scripts/setup.sh
@@ -36,6 +37,9 @@ echo "== npm test (tests/interop)"
 (cd "$ROOT/tests/interop" && npm test) || failed+=("npm test")
 # The benchmark suite in miniature, so it cannot rot: fails on a broken
 # benchmark or a wrong reply (integrity), never on a time.
+# README's headline figures against bench/REPORT.md's (copied by hand).
+echo "== README headline (node --test bench/reporting/readme_headline.test.mjs)"
+node --test "$ROOT/bench/reporting/readme_headline.test.mjs" || failed+=("README headline")
 echo "== bench smoke (scripts/bench.sh --smoke)"
 SPINRPC_SKIP_SETUP=1 bash "$ROOT/scripts/bench.sh" --smoke || failed+=("bench smoke")
 

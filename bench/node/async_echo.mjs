@@ -42,32 +42,23 @@ import { readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { isDeepStrictEqual } from "node:util";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { commandLine } from "../harness/cli.mjs";
+import { median, percentile } from "../harness/stats.mjs";
 import { resolvePeers } from "./peers.mjs";
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
-function usage(msg) {
-  // --help (no message) is a request: stdout, exit 0; a bad argument: stderr, exit 2.
-  if (msg) console.error(`async_echo: ${msg}`);
-  (msg ? console.error : console.log)("usage: node bench/node/async_echo.mjs [--ts 7.0|7.1-beta|7.1-dev|preview] [--count N] [--inflight N] [--big N] [--rounds R] [--warmup W] [--json FILE]");
-  process.exit(msg ? 2 : 0);
-}
-const opts = { ts: "7.0", count: 2000, inflight: 10000, big: 20, rounds: 5, warmup: 200, json: null };
-{
-  const argv = process.argv.slice(2);
-  const keys = { "--ts": "ts", "--count": "count", "--inflight": "inflight", "--big": "big", "--rounds": "rounds", "--warmup": "warmup", "--json": "json" };
-  for (let i = 0; i < argv.length; i++) {
-    let [k, v] = argv[i].split(/=(.*)/s, 2);
-    if (k === "--help" || k === "-h") usage();
-    const key = keys[k];
-    if (!key) usage(`unknown argument ${argv[i]}`);
-    if (v === undefined) { v = argv[++i]; if (v === undefined) usage(`${k} needs a value`); }
-    if (key === "json" || key === "ts") { opts[key] = v; continue; }
-    if (!/^\d+$/.test(v)) usage(`${k} wants a non-negative integer`);
-    opts[key] = Number(v);
-  }
-  if (opts.rounds < 1 || opts.count < 1) usage("--rounds and --count must be at least 1");
-}
+const cli = commandLine("async_echo", "usage: node bench/node/async_echo.mjs [--ts 7.0|7.1-beta|7.1-dev|preview] [--count N] [--inflight N] [--big N] [--rounds R] [--warmup W] [--json FILE]");
+const opts = (() => {
+  const v = cli.parse({
+    ts: { type: "string", default: "7.0" }, count: { type: "string", default: "2000" }, inflight: { type: "string", default: "10000" },
+    big: { type: "string", default: "20" }, rounds: { type: "string", default: "5" }, warmup: { type: "string", default: "200" }, json: { type: "string" },
+  });
+  return {
+    ts: v.ts, count: cli.count("count", v.count, 1), inflight: cli.count("inflight", v.inflight), big: cli.count("big", v.big),
+    rounds: cli.count("rounds", v.rounds, 1), warmup: cli.count("warmup", v.warmup), json: v.json ?? null,
+  };
+})();
 
 /** The TypeScript 7 version --ts names, and the two servers (bench/node/peers.mjs). */
 const { TS, SPINRPC, OWN } = await resolvePeers("async_echo", opts.ts);
@@ -103,7 +94,6 @@ function cpuSeconds(pid) {
   }
   return ns / 1e9;
 }
-const percentile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
 
 class IntegrityError extends Error {}
 const check = (variant, sent, got) => {
@@ -187,7 +177,6 @@ try {
   process.exit(1);
 }
 
-const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2; };
 const out = {
   tool: "bench/node/async_echo.mjs",
   client: `${CLIENT} async client (${TS.async}, apiRequest) on node ${process.version}`,

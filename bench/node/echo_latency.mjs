@@ -80,6 +80,8 @@ import { cpus } from "node:os";
 import { procCpuSeconds, selfCpuSeconds } from "./proc_cpu.mjs";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { commandLine } from "../harness/cli.mjs";
+import { median, percentile, summarize } from "../harness/stats.mjs";
 import { resolvePeers } from "./peers.mjs";
 import { IntegrityError, JOBS, NPAYLOADS, makePayloads, mismatch } from "./jobs.mjs";
 
@@ -90,13 +92,8 @@ const JOB_CHILD = join(REPO, "bench", "node", "job_child.mjs");
 
 // ── arguments ─────────────────────────────────────────────────────────
 
-function usage(msg) {
-  // --help (no message) is a request: stdout, exit 0; a bad argument: stderr, exit 2.
-  if (msg) console.error(`echo_latency: ${msg}`);
-  (msg ? console.error : console.log)("usage: node bench/node/echo_latency.mjs [--ts 7.0|7.1-beta|7.1-dev|preview] [--count N] [--size BYTES] [--rounds R] [--warmup W] [--no-floor] [--server-spin default,placement-off,off,fixed,adaptive] [--json FILE]\n" +
-    "       [--no-binding] [--sparse N] [--sparse-interval-ms MS] [--spawn K] [--large-mib LIST] [--large-reps R] [--large-warmup W]");
-  process.exit(msg ? 2 : 0);
-}
+const cli = commandLine("echo_latency", "usage: node bench/node/echo_latency.mjs [--ts 7.0|7.1-beta|7.1-dev|preview] [--count N] [--size BYTES] [--rounds R] [--warmup W] [--no-floor] [--server-spin default,placement-off,off,fixed,adaptive] [--json FILE]\n" +
+  "       [--no-binding] [--sparse N] [--sparse-interval-ms MS] [--spawn K] [--large-mib LIST] [--large-reps R] [--large-warmup W]");
 const SERVER_SPIN = {
   off: { TSGO_SYNC_SPIN_US: "0", TSGO_SYNC_SPIN_ADAPTIVE: "0" },
   fixed: { TSGO_SYNC_SPIN_US: "100", TSGO_SYNC_SPIN_ADAPTIVE: "0" },
@@ -104,42 +101,30 @@ const SERVER_SPIN = {
   default: {},
   "placement-off": { SPINRPC_PLACEMENT: "off" },
 };
-const opts = {
-  ts: "7.0", count: 20000, size: 8, rounds: 9, warmup: 1000, floor: true, serverSpin: null, json: null,
-  binding: true, sparse: 500, sparseIntervalMs: 10, spawn: 4, largeMib: [1, 16], largeReps: 2, largeWarmup: 4,
-};
-{
-  const argv = process.argv.slice(2);
-  for (let i = 0; i < argv.length; i++) {
-    let [k, v] = argv[i].split(/=(.*)/s, 2);
-    if (k === "--help" || k === "-h") usage();
-    if (k === "--no-floor") { opts.floor = false; continue; }
-    if (k === "--no-binding") { opts.binding = false; continue; }
-    const key = {
-      "--ts": "ts", "--count": "count", "--size": "size", "--rounds": "rounds", "--warmup": "warmup", "--server-spin": "serverSpin", "--json": "json",
-      "--sparse": "sparse", "--sparse-interval-ms": "sparseIntervalMs", "--spawn": "spawn", "--large-mib": "largeMib", "--large-reps": "largeReps",
-      "--large-warmup": "largeWarmup",
-    }[k];
-    if (!key) usage(`unknown argument ${argv[i]}`);
-    if (v === undefined) { v = argv[++i]; if (v === undefined) usage(`${k} needs a value`); }
-    if (key === "json" || key === "ts") { opts[key] = v; continue; }
-    if (key === "largeMib") {
-      opts.largeMib = v.split(",").filter(Boolean).map(Number);
-      if (opts.largeMib.some((m) => !Number.isInteger(m) || m < 1 || m > 256)) usage(`--large-mib wants whole MiB from 1 to 256, got ${JSON.stringify(v)}`);
-      continue;
-    }
-    if (key === "serverSpin") {
-      opts.serverSpin = v.split(",").filter(Boolean);
-      for (const name of opts.serverSpin) if (!SERVER_SPIN[name]) usage(`--server-spin: unknown variant ${JSON.stringify(name)} (${Object.keys(SERVER_SPIN).join(", ")})`);
-      if (opts.serverSpin.length === 0) usage("--server-spin needs at least one variant");
-      continue;
-    }
-    if (!/^\d+$/.test(v)) usage(`${k} wants a non-negative integer, got ${JSON.stringify(v)}`);
-    opts[key] = Number(v);
+const opts = (() => {
+  const v = cli.parse({
+    ts: { type: "string", default: "7.0" }, count: { type: "string", default: "20000" }, size: { type: "string", default: "8" },
+    rounds: { type: "string", default: "9" }, warmup: { type: "string", default: "1000" }, "no-floor": { type: "boolean", default: false },
+    "server-spin": { type: "string" }, json: { type: "string" }, "no-binding": { type: "boolean", default: false },
+    sparse: { type: "string", default: "500" }, "sparse-interval-ms": { type: "string", default: "10" }, spawn: { type: "string", default: "4" },
+    "large-mib": { type: "string", default: "1,16" }, "large-reps": { type: "string", default: "2" }, "large-warmup": { type: "string", default: "4" },
+  });
+  const o = {
+    ts: v.ts, count: cli.count("count", v.count, 1), size: cli.count("size", v.size), rounds: cli.count("rounds", v.rounds, 1),
+    warmup: cli.count("warmup", v.warmup), floor: !v["no-floor"], serverSpin: null, json: v.json ?? null, binding: !v["no-binding"],
+    sparse: cli.count("sparse", v.sparse), sparseIntervalMs: cli.count("sparse-interval-ms", v["sparse-interval-ms"]), spawn: cli.count("spawn", v.spawn),
+    largeMib: v["large-mib"].split(",").filter(Boolean).map(Number), largeReps: cli.count("large-reps", v["large-reps"]),
+    largeWarmup: cli.count("large-warmup", v["large-warmup"]),
+  };
+  if (o.largeMib.some((m) => !Number.isInteger(m) || m < 1 || m > 256)) cli.fail(`--large-mib wants whole MiB from 1 to 256, got ${JSON.stringify(v["large-mib"])}`);
+  if (v["server-spin"] !== undefined) {
+    o.serverSpin = v["server-spin"].split(",").filter(Boolean);
+    for (const name of o.serverSpin) if (!SERVER_SPIN[name]) cli.fail(`--server-spin: unknown variant ${JSON.stringify(name)} (${Object.keys(SERVER_SPIN).join(", ")})`);
+    if (o.serverSpin.length === 0) cli.fail("--server-spin needs at least one variant");
   }
-  if (opts.count < 1 || opts.rounds < 1) usage("--count and --rounds must be at least 1");
-  if (opts.rounds > opts.count) usage("--rounds cannot exceed --count");
-}
+  if (o.rounds > o.count) cli.fail("--rounds cannot exceed --count");
+  return o;
+})();
 
 // ── peers and the real client ─────────────────────────────────────────
 
@@ -222,15 +207,9 @@ function runApi(path, env = {}, spin = null) {
  * One job in a fresh Node process (bench/node/job_child.mjs): through the
  * register hook (the binding: what a user of `node --import` runs) or
  * without it (the pure-JS channel). The sparse, spawn and large jobs run
- * so for both channels: in the long-lived bench process the pure-JS channel's
- * replies reused the heap that earlier rounds' big Buffers had left
- * (0.46 ms a 1 MiB binary echo, against 1.4 in a fresh process), and its
- * sparse requests ran with V8's compiler and collector long settled, while
- * the binding's always started cold (client CPU per 1000 sparse requests
- * to the preview's tsgo: 0.375 s through the binding in a fresh process
- * against 0.330 pure-JS in the bench's; both fresh, without the API, 0.21
- * against 0.33).
- * A spawn there also ran with the channel's code compiled by earlier rounds.
+ * so for both channels, so that neither profits from a heap, compiled code
+ * or a settled collector left by earlier rounds in the long-lived bench
+ * process (docs/BENCHMARKING.md, "Notes": why Node jobs run in fresh processes).
  */
 function inJobChild(job, hook) {
   // The child loads the same client: --ts's sync API, by the file
@@ -364,7 +343,6 @@ function rounds(fn) {
     for (let i = 0; i < CHANNELS.length; i++) fn(CHANNELS[(i + r) % CHANNELS.length], r);
   }
 }
-const median = (xs) => percentile(Float64Array.from(xs).sort(), 0.5);
 // An echo that took fewer page faults than the payload's pages over this
 // found the reply's memory in place: a fresh reply Buffer faults once per
 // 4 KiB page (16 MiB: 4,096), a warm echo 0-100 times.
@@ -464,18 +442,10 @@ try {
 
 // ── report ────────────────────────────────────────────────────────────
 
-/** Nearest-rank percentile of a sorted array. */
-function percentile(sorted, q) {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
-}
 const us = (ns) => (ns / 1000).toFixed(ns < 100_000 ? 2 : 1);
 
 for (const v of variants) {
-  const s = v.lat.sort();
-  let sum = 0;
-  for (const x of s) sum += x;
-  v.stats = { n: s.length, mean: sum / s.length, p50: percentile(s, 0.5), p75: percentile(s, 0.75), p99: percentile(s, 0.99), max: s[s.length - 1] };
+  v.stats = summarize(v.lat.sort());
 }
 const floorBlocking = variants.find((v) => v.floor === "blocking");
 const floorPolled = variants.find((v) => v.floor === "polled");

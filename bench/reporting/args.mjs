@@ -1,21 +1,19 @@
 // The command line of bench/report.mjs (its usage is at the top of that file).
 
-function usage(msg) {
-  if (msg) console.error(`report: ${msg}`);
-  console.error("usage: node bench/report.mjs --bench-json FILE --latency-dir DIR --out REPORT.md --png-dir DIR [--node-json FILE] [--async-json FILE] [--json-bench-dir DIR] [--command TEXT] [--build-dir DIR] [--smoke]");
-  process.exit(2);
-}
+import { commandLine } from "../harness/cli.mjs";
+
+const USAGE = "usage: node bench/report.mjs --bench-json FILE --latency-dir DIR --out REPORT.md --png-dir DIR [--node-json FILE] [--async-json FILE] [--json-bench-dir DIR] [--command TEXT] [--build-dir DIR] [--smoke]";
+
 export function parseArgs(argv) {
-  const args = { smoke: false };
-  const keys = { "--bench-json": "benchJson", "--latency-dir": "latencyDir", "--node-json": "nodeJson", "--async-json": "asyncJson", "--json-bench-dir": "jsonBenchDir", "--out": "out", "--png-dir": "pngDir", "--command": "command", "--build-dir": "buildDir" };
-  for (let i = 0; i < argv.length; i++) {
-    let [k, v] = argv[i].split(/=(.*)/s, 2);
-    if (k === "--smoke") { args.smoke = true; continue; }
-    const key = keys[k];
-    if (!key) usage(`unknown argument ${argv[i]}`);
-    if (v === undefined) { v = argv[++i]; if (v === undefined) usage(`${k} needs a value`); }
-    args[key] = v;
-  }
-  for (const k of ["benchJson", "latencyDir", "out", "pngDir"]) if (!args[k]) usage(`missing --${k.replace(/[A-Z]/g, (c) => "-" + c.toLowerCase())}`);
-  return args;
+  const cli = commandLine("report", USAGE);
+  const text = { type: "string" };
+  const v = cli.parse({
+    "bench-json": text, "latency-dir": text, "node-json": text, "async-json": text, "json-bench-dir": text, out: text, "png-dir": text,
+    command: text, "build-dir": text, smoke: { type: "boolean", default: false },
+  }, argv);
+  for (const k of ["bench-json", "latency-dir", "out", "png-dir"]) if (!v[k]) cli.fail(`missing --${k}`);
+  return {
+    smoke: v.smoke, benchJson: v["bench-json"], latencyDir: v["latency-dir"], nodeJson: v["node-json"], asyncJson: v["async-json"],
+    jsonBenchDir: v["json-bench-dir"], out: v.out, pngDir: v["png-dir"], command: v.command, buildDir: v["build-dir"],
+  };
 }

@@ -1,5 +1,7 @@
 // How figures and tables are written in the report.
 
+import { median } from "../harness/stats.mjs";
+
 export const us = (ns) => (!Number.isFinite(ns) ? "–" : ns < 10_000 ? (ns / 1000).toFixed(2) : ns < 1_000_000 ? (ns / 1000).toFixed(1) : Math.round(ns / 1000).toLocaleString("en-US"));
 export function ratio(a, b) {
   if (!Number.isFinite(a) || !Number.isFinite(b) || b <= 0) return "–";
@@ -10,12 +12,6 @@ export const secs = (s) => (!Number.isFinite(s) ? "–" : s < 0.01 ? s.toFixed(5
 export const count = (n) => (Number.isFinite(n) ? Math.round(n).toLocaleString("en-US") : "–");
 export const sizeName = (b) => (b >= 1048576 ? `${b / 1048576} MiB` : b >= 1024 ? `${b / 1024} KiB` : `${b} B`);
 export const perRound = (g) => g.roundP50.map(us).join(", ");
-/** The median of finite numbers (NaN when there are none). */
-export function median(xs) {
-  const s = xs.filter(Number.isFinite).sort((a, b) => a - b);
-  if (s.length === 0) return NaN;
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-}
 /** The median of a group's per-round p50s (robust to one stalled round). */
 export function medianRoundP50(g) {
   return g ? median(g.roundP50) : NaN;

@@ -5,7 +5,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 
 import { VARIANTS } from "./run.mjs";
-import { percentile } from "./stats.mjs";
+import { percentile } from "../harness/stats.mjs";
 
 /** Tick marks 1, 1.5, 2, 3, 5, 7 per decade between lo and hi (log axis). */
 function logTicks(lo, hi) {

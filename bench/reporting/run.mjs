@@ -5,7 +5,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
-import { latencyFile, percentile, readSamples, summarize } from "./stats.mjs";
+import { percentile, summarize } from "../harness/stats.mjs";
+import { latencyFile, readSamples } from "./latency_files.mjs";
 
 export const VARIANTS = ["off", "fixed", "adaptive"];
 export const SIZES = [8, 1024, 65536, 1048576];
@@ -59,7 +60,7 @@ export function loadRun(args) {
     g.sum = sum;
     g.mean = mean;
     g.clientCpu = sum("client_cpu_s");
-    // -1 marks a server CPU reading that failed (measurement.h): unknown.
+    // -1 marks a server CPU reading that failed (bench/harness/measurement.h): unknown.
     g.serverCpu = g.runs.some((r) => Number(r.counters.server_cpu_s) < 0) ? NaN : sum("server_cpu_s");
     g.wall = sum("wall_s");
     // Server CPU per echo in each round (ns), for paired per-round ratios.

@@ -40,28 +40,25 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileS
 import { loadavg } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { median } from "../harness/stats.mjs";
+import { commandLine } from "../harness/cli.mjs";
 import { DEFAULT_EVERY, ensureLibrary, writeSampleProject } from "./library.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const REPO = resolve(HERE, "..", "..");
 const USAGE = "usage: node bench/workload/e2e.mjs [--ts ID] [--import PATH] [--rounds R] [--every K] [--project DIR] [--no-batch] [--json FILE]";
-const opts = { ts: "7.0", import: null, rounds: 5, every: DEFAULT_EVERY, project: null, batch: true, json: null };
-{
-  const argv = process.argv.slice(2);
-  if (argv.includes("--help") || argv.includes("-h")) { console.log(USAGE); process.exit(0); }
-  const fail = (msg) => { console.error(`e2e: ${msg}\n${USAGE}`); process.exit(2); };
-  for (let i = 0; i < argv.length; i++) {
-    const k = argv[i];
-    if (k === "--no-batch") { opts.batch = false; continue; }
-    if (!["--ts", "--import", "--rounds", "--every", "--project", "--json"].includes(k)) fail(`unknown argument ${k}`);
-    const v = argv[++i];
-    if (v === undefined) fail(`${k} needs a value`);
-    const key = k.slice(2);
-    opts[key] = key === "rounds" || key === "every" ? Number(v) : ["import", "json", "project"].includes(key) ? resolve(v) : v;
-  }
-  for (const key of ["rounds", "every"]) if (!Number.isInteger(opts[key]) || opts[key] < 1) fail(`--${key} wants a positive integer`);
-  if (opts.import && !existsSync(opts.import)) fail(`--import ${opts.import}: no such file`);
-}
+const opts = (() => {
+  const cli = commandLine("e2e", USAGE);
+  const text = { type: "string" };
+  const v = cli.parse({ ts: { type: "string", default: "7.0" }, import: text, rounds: text, every: text, project: text, "no-batch": { type: "boolean", default: false }, json: text });
+  const path = (x) => (x !== undefined ? resolve(x) : null);
+  const o = {
+    ts: v.ts, import: path(v.import), rounds: cli.count("rounds", v.rounds, 1) ?? 5, every: cli.count("every", v.every, 1) ?? DEFAULT_EVERY,
+    project: path(v.project), batch: !v["no-batch"], json: path(v.json),
+  };
+  if (o.import && !existsSync(o.import)) cli.fail(`--import ${o.import}: no such file`);
+  return o;
+})();
 
 // The version (walk.mjs resolves it the same way; here for its dialect).
 const narrowed = process.env.SPINRPC_INTEROP_VERSIONS;
@@ -97,7 +94,6 @@ console.log(`e2e: project ${project}; ${opts.rounds} round(s) of ${variants.map(
   (canBatch ? (opts.batch ? "" : " (--no-batch)") : ` (no batch variants: the ${ts.dialect} API has no API.batch)`));
 
 const f2 = (x) => x.toFixed(2);
-const median = (xs) => { const s = [...xs].sort((a, b) => a - b); const n = s.length; return n ? (n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2) : NaN; };
 const RATIOS = [
   ["binding / js", "binding", "js"],
   ["js+batch / js", "js+batch", "js"],

@@ -27,6 +27,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { commandLine } from "../harness/cli.mjs";
 import { DEFAULT_EVERY, ensureLibrary, writeSampleProject } from "./library.mjs";
 import { HEADER_PREFIX, TRACE_VERSION, writeTrace } from "./trace_file.mjs";
 import { VERSIONS } from "../../tests/interop/versions.mjs";
@@ -38,19 +39,11 @@ const PROXY = join(BUILD, "bin", "spinrpc-record-proxy");
 const OUT_DIR = join(REPO, "bench", "out", "workload");
 const WALK = join(HERE, "walk.mjs");
 
-const opts = { ts: "7.0", every: DEFAULT_EVERY, out: join(HERE, "aws-cdk-lib.trace.gz") };
-{
-  const argv = process.argv.slice(2);
-  const usage = "usage: node bench/workload/record.mjs [--ts ID] [--every K] [--out FILE]";
-  if (argv.includes("--help") || argv.includes("-h")) { console.log(usage); process.exit(0); }
-  for (let i = 0; i < argv.length; i++) {
-    if (argv[i] === "--ts") opts.ts = argv[++i];
-    else if (argv[i] === "--every") opts.every = Number(argv[++i]);
-    else if (argv[i] === "--out") opts.out = resolve(argv[++i]);
-    else { console.error(`record: unknown argument ${argv[i]}\n${usage}`); process.exit(2); }
-  }
-  if (!Number.isInteger(opts.every) || opts.every < 1) { console.error("record: --every wants a positive integer"); process.exit(2); }
-}
+const opts = (() => {
+  const cli = commandLine("record", "usage: node bench/workload/record.mjs [--ts ID] [--every K] [--out FILE]");
+  const v = cli.parse({ ts: { type: "string", default: "7.0" }, every: { type: "string" }, out: { type: "string" } });
+  return { ts: v.ts, every: cli.count("every", v.every, 1) ?? DEFAULT_EVERY, out: v.out !== undefined ? resolve(v.out) : join(HERE, "aws-cdk-lib.trace.gz") };
+})();
 const TS = VERSIONS.find((v) => v.id === opts.ts);
 if (!TS) { console.error(`record: --ts ${opts.ts} is not one of ${VERSIONS.map((v) => v.id).join(", ")}`); process.exit(2); }
 const TSGO = process.env.SPINRPC_TSGO ?? TS.server;

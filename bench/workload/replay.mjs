@@ -23,6 +23,7 @@ import { spawn } from "node:child_process";
 import { appendFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { commandLine } from "../harness/cli.mjs";
 import { onlyChildPid, procCpuSeconds } from "../node/proc_cpu.mjs";
 import { readTrace, TraceError } from "./trace_file.mjs";
 
@@ -31,34 +32,22 @@ const REPO = resolve(HERE, "..", "..");
 const SERVER = process.env.SPINRPC_BENCH_SERVER || join(process.env.SPINRPC_BUILD_DIR || join(REPO, "build"), "bin", "spinrpc-bench-server");
 const CHANNEL = join(REPO, "tests", "interop", "node_modules", "@typescript", "native-preview", "dist", "api", "syncChannel.js");
 
-function usage(msg) {
-  console.error(`replay.mjs: ${msg}\nusage: node bench/workload/replay.mjs --trace FILE [--start I] [--limit N] [--rounds R] [--parallel LIST] [--variants default,off] [--json FILE]\n       node bench/workload/replay.mjs --check FILE`);
-  process.exit(2);
-}
-const opts = { trace: null, check: null, start: 0, limit: 0, rounds: 5, parallel: [1], variants: ["default", "off"], json: null, one: null };
-{
-  const argv = process.argv.slice(2);
-  for (let i = 0; i < argv.length; i++) {
-    const k = argv[i], v = argv[++i];
-    if (v === undefined) usage(`${k} needs a value`);
-    if (k === "--trace") opts.trace = v;
-    else if (k === "--check") opts.check = v;
-    else if (k === "--json") opts.json = v;
-    else if (k === "--one") opts.one = v;  // internal: one replay of variant v, result on stdout
-    else if (k === "--parallel") {
-      if (!/^[1-9][0-9]{0,8}(,[1-9][0-9]{0,8})*$/.test(v)) usage(`--parallel takes counts of 1 or more, comma-separated, not ${v}`);
-      opts.parallel = v.split(",").map(Number);
-    }
-    else if (k === "--variants") opts.variants = v.split(",");
-    else if (["--start", "--limit", "--rounds"].includes(k)) {
-      if (!/^[0-9]{1,9}$/.test(v)) usage(`${k} takes a whole number, not ${v}`);
-      opts[k.slice(2)] = Number(v);
-    }
-    else usage(`unknown argument ${k}`);
-  }
-  if (!opts.trace && !opts.check) usage("--trace is required");
-  for (const v of opts.variants) if (v !== "default" && v !== "off") usage(`unknown variant ${v}`);
-}
+const cli = commandLine("replay.mjs", "usage: node bench/workload/replay.mjs --trace FILE [--start I] [--limit N] [--rounds R] [--parallel LIST] [--variants default,off] [--json FILE]\n       node bench/workload/replay.mjs --check FILE");
+const opts = (() => {
+  const text = { type: "string" };
+  // --one VARIANT is internal: one replay of that variant, its result on stdout.
+  const v = cli.parse({ trace: text, check: text, json: text, one: text, parallel: text, variants: text, start: text, limit: text, rounds: text });
+  if (v.parallel !== undefined && !/^[1-9][0-9]{0,8}(,[1-9][0-9]{0,8})*$/.test(v.parallel)) cli.fail(`--parallel takes counts of 1 or more, comma-separated, not ${v.parallel}`);
+  for (const k of ["start", "limit", "rounds"]) if (v[k] !== undefined && !/^[0-9]{1,9}$/.test(v[k])) cli.fail(`--${k} takes a whole number, not ${v[k]}`);
+  const o = {
+    trace: v.trace ?? null, check: v.check ?? null, start: Number(v.start ?? 0), limit: Number(v.limit ?? 0), rounds: Number(v.rounds ?? 5),
+    parallel: v.parallel ? v.parallel.split(",").map(Number) : [1], variants: v.variants !== undefined ? v.variants.split(",") : ["default", "off"],
+    json: v.json ?? null, one: v.one ?? null,
+  };
+  if (!o.trace && !o.check) cli.fail("--trace is required");
+  for (const x of o.variants) if (x !== "default" && x !== "off") cli.fail(`unknown variant ${x}`);
+  return o;
+})();
 
 // The requests to play, from --start, at most --limit of them; the whole
 // file is read and checked first. A trace that is not valid ends the run:

@@ -21,26 +21,24 @@ import { cpus, loadavg } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { percentile } from "../reporting/stats.mjs";
+import { commandLine } from "../harness/cli.mjs";
+import { median, percentile } from "../harness/stats.mjs";
 import { readTrace, TraceError } from "./trace_file.mjs";
 
-const args = { smoke: false };
-{
-  const keys = { "--trace": "trace", "--replay-json": "replayJson", "--concurrency-json": "concurrencyJson", "--js-json": "jsJson", "--e2e-json": "e2eJson", "--out": "out", "--png-dir": "pngDir", "--command": "command", "--load-before": "loadBefore" };
-  const argv = process.argv.slice(2);
-  for (let i = 0; i < argv.length; i++) {
-    if (argv[i] === "--smoke") { args.smoke = true; continue; }
-    const key = keys[argv[i]];
-    if (!key || argv[i + 1] === undefined) {
-      console.error(`report (workload): bad argument ${argv[i]}\nusage: node bench/workload/report.mjs --trace FILE --replay-json FILE --out REPORT.md --png-dir DIR [--concurrency-json FILE] [--js-json FILE] [--e2e-json FILE] [--command TEXT] [--smoke]`);
-      process.exit(2);
-    }
-    args[key] = argv[++i];
-  }
-  for (const k of ["trace", "replayJson", "out", "pngDir"]) if (!args[k]) { console.error(`report (workload): --${k} is required`); process.exit(2); }
-}
+const args = (() => {
+  const cli = commandLine("report (workload)", "usage: node bench/workload/report.mjs --trace FILE --replay-json FILE --out REPORT.md --png-dir DIR [--concurrency-json FILE] [--js-json FILE] [--e2e-json LIST] [--load-before TEXT] [--command TEXT] [--smoke]");
+  const text = { type: "string" };
+  const v = cli.parse({
+    trace: text, "replay-json": text, "concurrency-json": text, "js-json": text, "e2e-json": text, out: text, "png-dir": text, command: text,
+    "load-before": text, smoke: { type: "boolean", default: false },
+  });
+  for (const k of ["trace", "replay-json", "out", "png-dir"]) if (!v[k]) cli.fail(`--${k} is required`);
+  return {
+    smoke: v.smoke, trace: v.trace, replayJson: v["replay-json"], concurrencyJson: v["concurrency-json"], jsJson: v["js-json"], e2eJson: v["e2e-json"],
+    out: v.out, pngDir: v["png-dir"], command: v.command, loadBefore: v["load-before"],
+  };
+})();
 
-const median = (xs) => percentile([...xs].sort((a, b) => a - b), 0.5);
 const f1 = (x) => (x == null || Number.isNaN(x) ? "–" : x.toFixed(1));
 const f2 = (x) => (x == null || Number.isNaN(x) ? "–" : x.toFixed(2));
 const jsonLines = (file) => (file && existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)) : []);

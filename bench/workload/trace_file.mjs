@@ -1,6 +1,6 @@
 // The workload trace's reader and writer for the JS side (record.mjs,
 // replay.mjs, report.mjs). What a valid file is, and the error for each way
-// a file is not: bench/workload/README.md, "A valid trace". bench/trace_file.cpp
+// a file is not: bench/workload/README.md, "A valid trace". bench/workload/trace_file.cpp
 // is the C++ reader (spinrpc-replay) and follows the same definition with
 // the same messages; tests/interop/workload_trace.test.mjs runs both over
 // every file in tests/workload/traces/.

@@ -44,28 +44,18 @@ import { createHash } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { commandLine } from "../harness/cli.mjs";
 import { onlyChildPid, procCpuSeconds } from "../node/proc_cpu.mjs";
 
 const USAGE = "usage: node bench/workload/walk.mjs --project DIR [--ts ID] [--batch] [--tsgo PATH] [--out FILE] [--gaps FILE] [--json FILE]";
-function usage(msg) {
-  if (msg) console.error(`walk: ${msg}`);
-  console.error(USAGE);
-  process.exit(2);
-}
-const opts = { project: null, ts: "7.0", batch: false, tsgo: null, out: null, gaps: null, json: null };
-{
-  const argv = process.argv.slice(2);
-  if (argv.includes("--help") || argv.includes("-h")) { console.log(USAGE); process.exit(0); }
-  for (let i = 0; i < argv.length; i++) {
-    if (argv[i] === "--batch") { opts.batch = true; continue; }
-    const key = { "--project": "project", "--ts": "ts", "--tsgo": "tsgo", "--out": "out", "--gaps": "gaps", "--json": "json" }[argv[i]];
-    if (!key) usage(`unknown argument ${argv[i]}`);
-    const v = argv[++i];
-    if (v === undefined) usage(`${argv[i - 1]} needs a value`);
-    opts[key] = v;
-  }
-  if (!opts.project) usage("--project is required");
-}
+const cli = commandLine("walk", USAGE);
+const usage = cli.fail;
+const opts = (() => {
+  const text = { type: "string" };
+  const v = cli.parse({ project: text, ts: { type: "string", default: "7.0" }, batch: { type: "boolean", default: false }, tsgo: text, out: text, gaps: text, json: text });
+  if (!v.project) usage("--project is required");
+  return { project: v.project, ts: v.ts, batch: v.batch, tsgo: v.tsgo ?? null, out: v.out ?? null, gaps: v.gaps ?? null, json: v.json ?? null };
+})();
 // Every pinned version, whatever SPINRPC_INTEROP_VERSIONS narrows the
 // interop suite's list to (a test that runs this walk may have set it).
 const narrowed = process.env.SPINRPC_INTEROP_VERSIONS;

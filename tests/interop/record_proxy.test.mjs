@@ -1,4 +1,4 @@
-// The workload's recording proxy (bench/record_proxy.cpp) is transparent:
+// The workload's recording proxy (bench/workload/record_proxy.cpp) is transparent:
 // bench/workload/walk.mjs, a jsii-style walker on the real client, gives
 // byte-identical output against the real tsgo directly and through
 // spinrpc-record-proxy, and the proxy's record matches what the walker sent

@@ -1,7 +1,7 @@
 // The workload trace (bench/workload/README.md, "A valid trace") reads the
 // same through both readers: the JS one (bench/workload/trace_file.mjs, used
 // by record.mjs, replay.mjs and report.mjs) and the C++ one
-// (bench/trace_file.cpp, spinrpc-replay). Both say exactly what
+// (bench/workload/trace_file.cpp, spinrpc-replay). Both say exactly what
 // tests/workload/expected.tsv says of every file in tests/workload/traces/
 // (node tests/workload/make_traces.mjs); both replayers play exactly the
 // committed trace's last requests, so each read it to its end; neither

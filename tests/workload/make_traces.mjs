@@ -2,7 +2,7 @@
 // Writes the shared workload-trace test files, tests/workload/traces/*, and
 // what every reader must say of each, tests/workload/expected.tsv
 // (bench/workload/README.md, "A valid trace"). Both readers
-// (bench/workload/trace_file.mjs and bench/trace_file.cpp, through
+// (bench/workload/trace_file.mjs and bench/workload/trace_file.cpp, through
 // `replay.mjs --check` and `spinrpc-replay --check`) must give exactly that
 // line for every file: tests/interop/workload_trace.test.mjs.
 //
@@ -134,6 +134,6 @@ for (const [name, contents] of CASES) {
   writeFileSync(join(DIR, name), typeof contents === "string" ? Buffer.from(contents, "latin1") : contents);
 }
 writeFileSync(join(HERE, "expected.tsv"),
-  "# file\twhat bench/workload/trace_file.mjs and bench/trace_file.cpp say of it, after \"FILE: \" (node tests/workload/make_traces.mjs)\n" +
+  "# file\twhat bench/workload/trace_file.mjs and bench/workload/trace_file.cpp say of it, after \"FILE: \" (node tests/workload/make_traces.mjs)\n" +
   CASES.map(([name, , said]) => `${name}\t${said}\n`).join(""));
 console.error(`make_traces: ${readdirSync(DIR).length} files in ${DIR}`);

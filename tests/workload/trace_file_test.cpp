@@ -1,4 +1,4 @@
-// bench/trace_file.cpp's read_trace over every file in tests/workload/traces/:
+// bench/workload/trace_file.cpp's read_trace over every file in tests/workload/traces/:
 // each valid one gives the requests and methods expected.tsv names, each
 // other one a TraceError whose what() is exactly "FILE: " and expected.tsv's
 // text (bench/workload/README.md, "A valid trace").
@@ -11,7 +11,7 @@
 #include <set>      // std::set
 #include <string>   // std::string, std::getline
 
-#include "bench/trace_file.h"
+#include "bench/workload/trace_file.h"
 
 namespace spinrpc::bench {
 namespace {

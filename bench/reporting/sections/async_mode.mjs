@@ -5,7 +5,8 @@
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 
-import { median, ratio, table, us } from "../format.mjs";
+import { median } from "../../harness/stats.mjs";
+import { ratio, table, us } from "../format.mjs";
 
 const ms = (s) => (Number.isFinite(s) ? (s * 1e3).toFixed(2) : "–");
 

@@ -6,7 +6,7 @@ import { machineRows } from "../machine.mjs";
 /** Appends this section to the report through `say` (see bench/report.mjs). */
 export default function section({ say, args, bench, rounds }) {
   // Workloads paired against tsgo or spin off run more rounds within the
-  // plan's (bench/bench_plan.h, BenchPlan::paired_rounds).
+  // plan's (bench/harness/bench_plan.h, BenchPlan::paired_rounds).
   const pairedRounds = Number(bench.context.spinrpc_paired_rounds) || rounds;
   say(`# spinrpc benchmark report${args.smoke ? " (SMOKE RUN: tiny counts, not a measurement)" : ""}`, "");
   say(`Generated ${bench.context.date} by \`${args.command || "(command not recorded)"}\`.`, "");

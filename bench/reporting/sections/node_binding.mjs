@@ -1,7 +1,8 @@
 // spinrpc's Node.js binding beside the pure-JS channel (bench/node/echo_latency.mjs,
 // its `binding` part): the figures of docs/NODE.md's claims.
 
-import { count, median, ratio, secs, table, us } from "../format.mjs";
+import { median } from "../../harness/stats.mjs";
+import { count, ratio, secs, table, us } from "../format.mjs";
 
 const ms = (ns) => (!Number.isFinite(ns) ? "–" : (ns / 1e6).toFixed(ns < 1e7 ? 3 : 1));
 

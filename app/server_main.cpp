@@ -13,6 +13,7 @@
 #include "descriptor/stderr_lines.h"
 #include "app/shutdown_on_signal.h"
 #include "descriptor/descriptor_table.h"
+#include "descriptor/syscall.h"
 #include "channel/fd_channel.h"
 #include "channel/json_rpc_channel.h"
 #include "channel/peer_closed.h"
@@ -203,8 +204,8 @@ void do_nothing(int) {}
 
 // tsgo's Go runtime catches the signals it does not act on (SIGUSR1,
 // SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGXFSZ) and serves on, where a C
-// process dies of them by default (found by a break-it pass: a stray
-// `kill -USR1`). Only a disposition found at SIG_DFL is changed: an
+// process dies of them by default (a stray `kill -USR1` would end the
+// session). Only a disposition found at SIG_DFL is changed: an
 // embedder's handler and an inherited SIG_IGN stay. A handler, not
 // SIG_IGN, so that whatever we exec starts with the defaults again; with
 // SA_RESTART, and every read and write here retries EINTR anyway. SIGXFSZ
@@ -225,8 +226,7 @@ void survive_stray_signals() {
 // into `head` or a pager is read), and EPIPE is the reader's choice.
 void write_stdout(std::string_view text) {
   while (!text.empty()) {
-    const ssize_t n = ::write(1, text.data(), text.size());
-    if (n < 0 && errno == EINTR) continue;
+    const ssize_t n = retry_on_eintr([&] { return ::write(1, text.data(), text.size()); });
     if (n <= 0) return;
     text.remove_prefix(static_cast<std::size_t>(n));
   }

@@ -8,7 +8,7 @@
 #include <unistd.h>    // ::access, ::syscall, STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO
 
 #include <algorithm>     // std::min
-#include <cerrno>        // errno, EINTR, ENOEXEC, ENOENT, EACCES, ...
+#include <cerrno>        // errno, ENOEXEC, ENOENT, EACCES, ...
 #include <cstdlib>       // std::getenv
 #include <cstring>       // std::strncmp
 #include <stdexcept>     // std::logic_error
@@ -269,12 +269,8 @@ ChildProcess::~ChildProcess() {
 bool ChildProcess::wait_once(int options) {
   if (pid_ <= 0) throw std::logic_error("spinrpc: ChildProcess has no child to wait for");
   int status = 0;
-  pid_t got;
-  // check_syscall's message names an fd; a pid needs its own, so the EINTR
-  // retry is spelled out here.
-  do {
-    got = ::waitpid(pid_, &status, options);
-  } while (got < 0 && errno == EINTR);
+  // Not check_syscall: its message names an fd, a pid needs its own.
+  const pid_t got = retry_on_eintr([&] { return ::waitpid(pid_, &status, options); });
   if (got < 0 && errno == ECHILD) {
     // Reaped already, by the kernel (SIGCHLD set to SIG_IGN) or another
     // waitpid: the status is gone, and the pid may be someone else's soon.

@@ -26,6 +26,7 @@
 #include <optional>       // std::optional
 #include <string>         // std::string
 #include <string_view>    // std::string_view
+#include <type_traits>    // std::decay_t, std::is_same_v
 #include <system_error>   // std::system_error
 #include <unordered_map>  // std::unordered_map
 #include <utility>        // std::pair
@@ -827,37 +828,26 @@ class Channel : public Napi::ObjectWrap<Channel> {
     return info.Env().Undefined();
   }
 
-  // stats(): the reader's spin counters, keyed as spinrpc-server's
-  // getChannelStats reply.
+  // stats(): the reader's counters and policy, keyed and ordered as
+  // spinrpc-server's getChannelStats reply (for_each_stats_field), then
+  // the big binary replies' Buffers (docs/NODE.md, "Large payloads").
   Napi::Value stats(const Napi::CallbackInfo& info) {
     const Napi::Env env = info.Env();
-    const ChannelStats s = core_->stats();
     Napi::Object out = Napi::Object::New(env);
-    for (const ChannelCounter& c : kChannelCounters) {
-      out.Set(std::string(c.name), Napi::Number::New(env, static_cast<double>(s.*c.member)));
-    }
-    out.Set("budget_us", Napi::Number::New(env, static_cast<double>(s.budget.count())));
-    out.Set("adaptive", Napi::Boolean::New(env, s.adaptive));
-    out.Set("spinning", Napi::Boolean::New(env, s.spinning));
-    out.Set("budget_reason", Napi::String::New(env, s.budget_reason));
-    // Placement (docs/PLACEMENT.md), keyed as getChannelStats.
-    const auto text = [&](const char* key, std::string_view value) {
-      out.Set(key, Napi::String::New(env, value.data(), value.size()));
+    const auto set = [&](std::string_view name, const auto& value) {
+      using Value = std::decay_t<decltype(value)>;
+      const std::string key(name);
+      if constexpr (std::is_same_v<Value, bool>) {
+        out.Set(key, Napi::Boolean::New(env, value));
+      } else if constexpr (std::is_same_v<Value, std::string_view>) {
+        out.Set(key, Napi::String::New(env, value.data(), value.size()));
+      } else {
+        out.Set(key, Napi::Number::New(env, static_cast<double>(value)));
+      }
     };
-    text("placement", s.placement);
-    text("placement_setting_reason", s.placement_setting_reason);
-    text("placement_mode", s.placement_mode);
-    text("placement_decision", s.placement_decision);
-    out.Set("free_cycle_ns", Napi::Number::New(env, static_cast<double>(s.free_cycle_ns)));
-    out.Set("occupy_cycle_ns", Napi::Number::New(env, static_cast<double>(s.occupy_cycle_ns)));
-    out.Set("block_cycle_ns", Napi::Number::New(env, static_cast<double>(s.block_cycle_ns)));
-    out.Set("cpu", Napi::Number::New(env, s.cpu));
-    out.Set("occupier_cpu", Napi::Number::New(env, s.occupier_cpu));
-    out.Set("occupier_avoided_cpu", Napi::Number::New(env, s.occupier_avoided_cpu));
-    out.Set("followed_pid", Napi::Number::New(env, s.followed_pid));
-    // Big binary replies (docs/NODE.md, "Large payloads").
-    out.Set("reply_buffers_made_ahead", Napi::Number::New(env, static_cast<double>(reply_buffers_.made_ahead())));
-    out.Set("reply_buffers_used_ahead", Napi::Number::New(env, static_cast<double>(reply_buffers_.used_ahead())));
+    for_each_stats_field(core_->stats(), set);
+    set("reply_buffers_made_ahead", reply_buffers_.made_ahead());
+    set("reply_buffers_used_ahead", reply_buffers_.used_ahead());
     return out;
   }
 

@@ -2,7 +2,6 @@
 
 #include <csignal>       // std::signal, SIGPIPE
 #include <signal.h>      // ::sigaction, sigemptyset
-#include <cstdlib>       // std::getenv
 #include <new>     // std::bad_alloc
 #include <string>        // std::string
 #include <string_view>   // std::string_view
@@ -17,7 +16,7 @@
 #include "channel/fd_channel.h"
 #include "channel/json_rpc_channel.h"
 #include "channel/peer_closed.h"
-#include "wait/spin_config.h"
+#include "wait/settings.h"
 #include "protocol/protocol_error.h"
 #include "server/channel_stats_json.h"
 #include "transport/created_files.h"
@@ -105,13 +104,6 @@ int peer_closed_status(const PeerClosed& e, const std::string& program) {
   return 1;
 }
 
-// Whether the client that started us set `variable` to "1" in our
-// environment (kLendRepliesVariable, kPeerSpinsVariable).
-bool client_says(std::string_view variable) {
-  const char* value = std::getenv(std::string(variable).c_str());
-  return value != nullptr && std::string_view(value) == "1";
-}
-
 int serve(const CommandLine& line, const std::string& program, const AddMethods& add_methods,
           ServeAsync serve_async, const sigset_t& saved_mask) {
   if (line.async && serve_async == nullptr) {
@@ -129,6 +121,7 @@ int serve(const CommandLine& line, const std::string& program, const AddMethods&
   Server server(std::move(options));
   if (add_methods) add_methods(server, line);
 
+  ServerSettings settings = resolve_server_settings(line.spin);
   ChannelOptions channel_options;
   channel_options.limits.max_message_bytes = line.max_message_bytes;
   // Big Responses are lent to a stdout pipe only when the client says it
@@ -136,17 +129,11 @@ int serve(const CommandLine& line, const std::string& program, const AddMethods&
   // on), and lent from buffers of the channel's own, never from the
   // handler's memory: a client may send its next request before it reads a
   // reply (docs/NODE.md, "Large payloads").
-  if (client_says(kLendRepliesVariable)) channel_options.large_writes = BufferOptions::LargeWrites::lend_copies;
+  if (settings.lend_replies) channel_options.large_writes = BufferOptions::LargeWrites::lend_copies;
   // --async: a client may write all its requests before it reads a reply;
   // tsgo reads on regardless (docs/ASYNC.md, "Replies and handlers").
   channel_options.read_while_writing = line.async;
-  channel_options.spin = resolve_spin_policy(line.spin);
-  // The client that started us spins (docs/PLACEMENT.md#two-spinners-on-one-cpu);
-  // the stats say so beside the placement setting.
-  channel_options.spin.peer_spins = client_says(kPeerSpinsVariable);
-  if (channel_options.spin.peer_spins) channel_options.spin.placement_reason += "; the client spins (SPINRPC_PEER_SPINS=1)";
-  // The server is the pair's one follower (docs/PLACEMENT.md#following-the-peer-when-the-cpus-are-taken).
-  channel_options.spin.follow_peer = true;
+  channel_options.spin = std::move(settings.spin);
   try {
     const std::unique_ptr<Transport> transport = make_transport(line, files, program);
     Connection connection = transport->accept();
@@ -245,8 +232,8 @@ int run_server_main(const std::string& program, const std::vector<std::string>& 
   survive_stray_signals();
   CommandLine line;
   try {
-    line = parse_command_line(args, std::getenv(kApiVersionVariable));
-    for (const std::string& warning : line.warnings) write_stderr_without_waiting(program + ": " + warning + '\n');
+    line = parse_command_line(args, process_environment(kApiVersionVariable.name));
+    print_setting_warnings(program, line.warnings);
     if (line.version && !line.help) {
       // tsgo answers --version outside API mode only; in API mode its flag
       // set does not know the flag: one line and the usage, exit 2.

@@ -9,7 +9,6 @@
 
 #include <algorithm>     // std::min
 #include <cerrno>        // errno, ENOEXEC, ENOENT, EACCES, ...
-#include <cstdlib>       // std::getenv
 #include <cstring>       // std::strncmp
 #include <stdexcept>     // std::logic_error
 #include <string>        // std::string
@@ -21,6 +20,7 @@
 #include "descriptor/stderr_lines.h"
 #include "descriptor/syscall.h"
 #include "descriptor/unique_fd.h"
+#include "wait/settings.h"  // process_environment
 
 extern char** environ;  // POSIX: the environment the child inherits
 
@@ -82,7 +82,7 @@ std::vector<std::string> entries_not_set(std::span<const std::string_view> add_e
 
 const char* environment_value(const std::optional<std::vector<std::string>>& environment,
                               const std::string& name) {
-  if (!environment) return std::getenv(name.c_str());
+  if (!environment) return process_environment(name.c_str());
   // The first entry wins, as getenv(3) reads environ.
   for (const std::string& entry : *environment) {
     if (entry.size() > name.size() && entry.compare(0, name.size(), name) == 0 && entry[name.size()] == '=') {
@@ -116,7 +116,7 @@ ChildProcess ChildProcess::spawn(const std::string& executable,
   // The child writes its diagnostics to our stderr, as tsgo's do under the
   // TS 7 channel (Node's "inherit"). Node marks its own fd 2 close-on-exec
   // at start-up, so without this the server's error lines (a bad flag, a
-  // Go panic, --stats) were lost under the binding: the child found no fd 2.
+  // Go panic, --stats) are lost under the binding: the child finds no fd 2.
   // A dup2 of fd 2 onto itself clears the flag in the child only (POSIX;
   // glibc >= 2.29); ours stays as it is. A closed fd 2 stays closed.
   if (::fcntl(STDERR_FILENO, F_GETFD) != -1) {

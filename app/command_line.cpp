@@ -4,7 +4,6 @@
 #include <unistd.h>    // ::getcwd
 
 #include <cerrno>   // errno
-#include <cstdlib>  // std::getenv
 #include <cstring>  // std::strerror
 
 #include <algorithm>    // std::find
@@ -56,11 +55,10 @@ std::vector<std::string> split_callbacks(std::string_view list) {
 
 // Go's os.Getwd, which tsgo's default --cwd is: $PWD verbatim when it is
 // absolute and names the working directory (symlinks and trailing slash
-// kept), else getcwd(3).
-// Go's os.Getwd; std::nullopt with errno set when getcwd(3) fails.
+// kept), else getcwd(3); std::nullopt with errno set when getcwd(3) fails.
 std::optional<std::string> working_directory() {
   struct stat dot {}, pwd_stat {};
-  if (const char* pwd = std::getenv("PWD"); pwd != nullptr && pwd[0] == '/' &&
+  if (const char* pwd = process_environment(kWorkingDirectoryVariable.name); pwd != nullptr && pwd[0] == '/' &&
       ::stat(".", &dot) == 0 && ::stat(pwd, &pwd_stat) == 0 && dot.st_dev == pwd_stat.st_dev &&
       dot.st_ino == pwd_stat.st_ino) {
     return pwd;
@@ -147,7 +145,8 @@ CommandLine parse_command_line(const std::vector<std::string>& args, const char*
     }
     else throw UsageError("flag provided but not defined: -" + std::string(name));
   }
-  line.server.api_version = choose_api_version(api_version_flag, api_version_env, saw_7_1_flag, line.warnings);
+  line.server.api_version = choose_api_version(api_version_flag, {kApiVersionVariable.name, api_version_env},
+                                               saw_7_1_flag, line.warnings);
   const ApiDialect& dialect = api_dialect(line.server.api_version);
   for (const std::string& item : line.server.callbacks) {
     if (!accepts_callback_item(dialect, item)) throw UsageError("unknown callback name: " + item);

@@ -6,7 +6,7 @@
 #include <string>     // std::string
 #include <vector>     // std::vector
 
-#include "wait/spin_config.h"
+#include "wait/settings.h"
 #include "dialect/api_dialect.h"
 #include "server/server.h"
 
@@ -43,7 +43,7 @@ struct CommandLine {
   SpinOverrides spin;             ///< --spin-us N, --adaptive=0|1, --placement=auto|off|occupy (beat TSGO_SYNC_SPIN_*, SPINRPC_PLACEMENT)
   bool print_stats = false;       ///< --stats: channel stats to stderr at exit
   /// One line each for values ignored rather than refused: an invalid spin
-  /// setting (ignored_spin_setting, wait/spin_config.h; docs/SPIN.md#settings).
+  /// setting (ignored_spin_setting, wait/settings.h; docs/SPIN.md#settings).
   std::vector<std::string> warnings;
   /// Without --cwd, why the working directory could not be found (getcwd's
   /// error: it was removed, or is out of reach); check_serving_flags()

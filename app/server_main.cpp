@@ -2,7 +2,6 @@
 
 #include <csignal>       // std::signal, SIGPIPE
 #include <signal.h>      // ::sigaction, sigemptyset
-#include <cstdlib>       // std::getenv
 #include <new>     // std::bad_alloc
 #include <string>        // std::string
 #include <string_view>   // std::string_view
@@ -13,10 +12,11 @@
 #include "descriptor/stderr_lines.h"
 #include "app/shutdown_on_signal.h"
 #include "descriptor/descriptor_table.h"
+#include "descriptor/syscall.h"
 #include "channel/frame_channel.h"
 #include "channel/json_rpc_channel.h"
 #include "stream/peer_closed.h"
-#include "wait/spin_config.h"
+#include "wait/settings.h"
 #include "protocol/protocol_error.h"
 #include "server/channel_stats_json.h"
 #include "transport/created_files.h"
@@ -104,13 +104,6 @@ int peer_closed_status(const PeerClosed& e, const std::string& program) {
   return 1;
 }
 
-// Whether the client that started us set `variable` to "1" in our
-// environment (kLendRepliesVariable, kPeerSpinsVariable).
-bool client_says(std::string_view variable) {
-  const char* value = std::getenv(std::string(variable).c_str());
-  return value != nullptr && std::string_view(value) == "1";
-}
-
 int serve(const CommandLine& line, const std::string& program, const AddMethods& add_methods,
           ServeAsync serve_async, const sigset_t& saved_mask) {
   if (line.async && serve_async == nullptr) {
@@ -128,6 +121,7 @@ int serve(const CommandLine& line, const std::string& program, const AddMethods&
   Server server(std::move(options));
   if (add_methods) add_methods(server, line);
 
+  ServerSettings settings = resolve_server_settings(line.spin);
   ChannelOptions channel_options;
   channel_options.limits.max_message_bytes = line.max_message_bytes;
   // Big Responses are lent to a stdout pipe only when the client says it
@@ -135,17 +129,11 @@ int serve(const CommandLine& line, const std::string& program, const AddMethods&
   // on), and lent from buffers of the channel's own, never from the
   // handler's memory: a client may send its next request before it reads a
   // reply (docs/NODE.md, "Large payloads").
-  if (client_says(kLendRepliesVariable)) channel_options.large_writes = BufferOptions::LargeWrites::lend_copies;
+  if (settings.lend_replies) channel_options.large_writes = BufferOptions::LargeWrites::lend_copies;
   // --async: a client may write all its requests before it reads a reply;
   // tsgo reads on regardless (docs/ASYNC.md, "Replies and handlers").
   channel_options.read_while_writing = line.async;
-  channel_options.spin = resolve_spin_policy(line.spin);
-  // The client that started us spins (docs/PLACEMENT.md#two-spinners-on-one-cpu);
-  // the stats say so beside the placement setting.
-  channel_options.spin.peer_spins = client_says(kPeerSpinsVariable);
-  if (channel_options.spin.peer_spins) channel_options.spin.placement_reason += "; the client spins (SPINRPC_PEER_SPINS=1)";
-  // The server is the pair's one follower (docs/PLACEMENT.md#following-the-peer-when-the-cpus-are-taken).
-  channel_options.spin.follow_peer = true;
+  channel_options.spin = std::move(settings.spin);
   try {
     const std::unique_ptr<Transport> transport = make_transport(line, files, program);
     const bool spinning = channel_options.spin.budget.count() > 0;
@@ -203,8 +191,8 @@ void do_nothing(int) {}
 
 // tsgo's Go runtime catches the signals it does not act on (SIGUSR1,
 // SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGXFSZ) and serves on, where a C
-// process dies of them by default (found by a break-it pass: a stray
-// `kill -USR1`). Only a disposition found at SIG_DFL is changed: an
+// process dies of them by default (a stray `kill -USR1` would end the
+// session). Only a disposition found at SIG_DFL is changed: an
 // embedder's handler and an inherited SIG_IGN stay. A handler, not
 // SIG_IGN, so that whatever we exec starts with the defaults again; with
 // SA_RESTART, and every read and write here retries EINTR anyway. SIGXFSZ
@@ -225,8 +213,7 @@ void survive_stray_signals() {
 // into `head` or a pager is read), and EPIPE is the reader's choice.
 void write_stdout(std::string_view text) {
   while (!text.empty()) {
-    const ssize_t n = ::write(1, text.data(), text.size());
-    if (n < 0 && errno == EINTR) continue;
+    const ssize_t n = retry_on_eintr([&] { return ::write(1, text.data(), text.size()); });
     if (n <= 0) return;
     text.remove_prefix(static_cast<std::size_t>(n));
   }
@@ -245,8 +232,8 @@ int run_server_main(const std::string& program, const std::vector<std::string>& 
   survive_stray_signals();
   CommandLine line;
   try {
-    line = parse_command_line(args, std::getenv(kApiVersionVariable));
-    for (const std::string& warning : line.warnings) write_stderr_without_waiting(program + ": " + warning + '\n');
+    line = parse_command_line(args, process_environment(kApiVersionVariable.name));
+    print_setting_warnings(program, line.warnings);
     if (line.version && !line.help) {
       // tsgo answers --version outside API mode only; in API mode its flag
       // set does not know the flag: one line and the usage, exit 2.

@@ -23,23 +23,6 @@
 
 namespace spinrpc {
 
-/// The environment variable by which a client tells the spinrpc-server it
-/// starts that it reads the server's stdout with read(2), so that big
-/// Responses may be lent (LargeWrites::lend_copies; "1" = yes, anything
-/// else = no). The client shim sets kLendRepliesEntry for its child unless
-/// the variable is set already: what the user set wins.
-inline constexpr std::string_view kLendRepliesVariable = "SPINRPC_LEND_REPLIES";
-inline constexpr std::string_view kLendRepliesEntry = "SPINRPC_LEND_REPLIES=1";
-
-/// The environment variable by which a client tells the spinrpc-server it
-/// starts that it spins while it waits for a reply (its spin budget is over
-/// 0): "1" = it spins. The server then runs the blocked read that ends a
-/// stretch of occupying, or a stretch of its CPU shared, off that CPU
-/// (AwayFromCpu; docs/PLACEMENT.md#two-spinners-on-one-cpu). The shim and
-/// the binding set it unless the variable is set already.
-inline constexpr std::string_view kPeerSpinsVariable = "SPINRPC_PEER_SPINS";
-inline constexpr std::string_view kPeerSpinsEntry = "SPINRPC_PEER_SPINS=1";
-
 /// The bytes under a framing: a read buffer over a connection's
 /// InputStream, filled through a SpinReader (the wait policy), and whole
 /// messages written to its OutputStream. Knows nothing of message formats

@@ -27,7 +27,7 @@ struct FrameOptions : BufferOptions {
 struct ChannelOptions : FrameOptions {
   /// How the reader waits for bytes. The default (budget 0) is a plain
   /// blocking read; spinrpc-server and SyncRpcChannel pass
-  /// resolve_spin_policy() (wait/spin_config.h).
+  /// resolve_spin_policy() (wait/settings.h).
   SpinPolicy spin;
 };
 

@@ -8,8 +8,7 @@
 #include <unistd.h>    // ::access, ::syscall, STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO
 
 #include <algorithm>     // std::min
-#include <cerrno>        // errno, EINTR, ENOEXEC, ENOENT, EACCES, ...
-#include <cstdlib>       // std::getenv
+#include <cerrno>        // errno, ENOEXEC, ENOENT, EACCES, ...
 #include <cstring>       // std::strncmp
 #include <stdexcept>     // std::logic_error
 #include <string>        // std::string
@@ -21,6 +20,7 @@
 #include "descriptor/stderr_lines.h"
 #include "descriptor/syscall.h"
 #include "descriptor/unique_fd.h"
+#include "wait/settings.h"  // process_environment
 
 extern char** environ;  // POSIX: the environment the child inherits
 
@@ -82,7 +82,7 @@ std::vector<std::string> entries_not_set(std::span<const std::string_view> add_e
 
 const char* environment_value(const std::optional<std::vector<std::string>>& environment,
                               const std::string& name) {
-  if (!environment) return std::getenv(name.c_str());
+  if (!environment) return process_environment(name.c_str());
   // The first entry wins, as getenv(3) reads environ.
   for (const std::string& entry : *environment) {
     if (entry.size() > name.size() && entry.compare(0, name.size(), name) == 0 && entry[name.size()] == '=') {
@@ -116,7 +116,7 @@ ChildProcess ChildProcess::spawn(const std::string& executable,
   // The child writes its diagnostics to our stderr, as tsgo's do under the
   // TS 7 channel (Node's "inherit"). Node marks its own fd 2 close-on-exec
   // at start-up, so without this the server's error lines (a bad flag, a
-  // Go panic, --stats) were lost under the binding: the child found no fd 2.
+  // Go panic, --stats) are lost under the binding: the child finds no fd 2.
   // A dup2 of fd 2 onto itself clears the flag in the child only (POSIX;
   // glibc >= 2.29); ours stays as it is. A closed fd 2 stays closed.
   if (::fcntl(STDERR_FILENO, F_GETFD) != -1) {
@@ -269,12 +269,8 @@ ChildProcess::~ChildProcess() {
 bool ChildProcess::wait_once(int options) {
   if (pid_ <= 0) throw std::logic_error("spinrpc: ChildProcess has no child to wait for");
   int status = 0;
-  pid_t got;
-  // check_syscall's message names an fd; a pid needs its own, so the EINTR
-  // retry is spelled out here.
-  do {
-    got = ::waitpid(pid_, &status, options);
-  } while (got < 0 && errno == EINTR);
+  // Not check_syscall: its message names an fd, a pid needs its own.
+  const pid_t got = retry_on_eintr([&] { return ::waitpid(pid_, &status, options); });
   if (got < 0 && errno == ECHILD) {
     // Reaped already, by the kernel (SIGCHLD set to SIG_IGN) or another
     // waitpid: the status is gone, and the pid may be someone else's soon.

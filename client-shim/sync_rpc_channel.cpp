@@ -313,13 +313,11 @@ SyncRpcChannel::SyncRpcChannel(const std::string& executable, const std::vector<
   PipePair from_child = spawn_pipe();  // child's stdout
   // We read the child's stdout with read(2), so a spinrpc-server there may
   // lend its big Responses to the pipe instead of copying them in (what
-  // other servers make of the variable: nothing).
-  // And a client that spins says so (docs/PLACEMENT.md#two-spinners-on-one-cpu).
+  // other servers make of the variable: nothing); and a client that spins
+  // says so (docs/PLACEMENT.md#two-spinners-on-one-cpu).
   SpinPolicy spin = s.resolve_spin();
-  const bool spins = spin.budget.count() > 0;
-  const std::string_view child_env[] = {kLendRepliesEntry, kPeerSpinsEntry};  // the second only if we spin
   s.child = ChildProcess::spawn(executable, args, to_child.read_end.get(), from_child.write_end.get(),
-                                std::span(child_env).first(spins ? 2 : 1), s.options.environment);
+                                entries_for_started_server(spin.budget.count() > 0), s.options.environment);
   // The child has its own copies now. Ours must go at once: while this
   // process holds the write end of the child's stdout, the child's death
   // never shows as EOF.

@@ -7,6 +7,8 @@
 #include <cerrno>  // errno
 #include <string>  // std::string, std::to_string
 
+#include "descriptor/syscall.h"  // retry_on_eintr
+
 namespace spinrpc {
 namespace {
 
@@ -20,10 +22,7 @@ constexpr std::size_t kPiece = PIPE_BUF;
 // there is none, or when fd 2 cannot be written at all.
 bool room_on_stderr(int timeout_ms) {
   pollfd p{2, POLLOUT, 0};
-  int ready;
-  do {
-    ready = ::poll(&p, 1, timeout_ms);
-  } while (ready < 0 && errno == EINTR);
+  const int ready = retry_on_eintr([&] { return ::poll(&p, 1, timeout_ms); });
   return ready > 0 && (p.revents & POLLOUT) != 0 && (p.revents & (POLLERR | POLLNVAL)) == 0;
 }
 
@@ -31,13 +30,10 @@ bool room_on_stderr(int timeout_ms) {
 // bytes taken, 0 for "full after all" (EAGAIN), -1 for "give up".
 long write_piece(std::string_view text) {
   const std::size_t size = text.size() < kPiece ? text.size() : kPiece;
-  for (;;) {
-    const ssize_t n = ::write(2, text.data(), size);
-    if (n >= 0) return n;
-    if (errno == EINTR) continue;
-    if (errno == EAGAIN || errno == EWOULDBLOCK) return 0;
-    return -1;  // EPIPE (nobody will ever read), EBADF, EIO: nothing to do
-  }
+  const ssize_t n = retry_on_eintr([&] { return ::write(2, text.data(), size); });
+  if (n >= 0) return n;
+  if (errno == EAGAIN || errno == EWOULDBLOCK) return 0;
+  return -1;  // EPIPE (nobody will ever read), EBADF, EIO: nothing to do
 }
 
 }  // namespace

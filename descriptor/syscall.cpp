@@ -39,8 +39,7 @@ std::optional<std::string> read_small_file(const std::string& path, std::size_t 
   std::string text(max_bytes, '\0');
   std::size_t got = 0;
   while (got < max_bytes) {
-    const ssize_t n = ::read(fd, text.data() + got, max_bytes - got);
-    if (n < 0 && errno == EINTR) continue;
+    const ssize_t n = retry_on_eintr([&] { return ::read(fd, text.data() + got, max_bytes - got); });
     if (n < 0) {
       ::close(fd);
       return std::nullopt;

@@ -50,8 +50,8 @@ constexpr bool is_expected_errno(int err) noexcept {
 
 /// The first `max_bytes` bytes of a small file (/proc, /sys), or
 /// std::nullopt when it cannot be opened or read. Plain open(2) and read(2):
-/// no iostream, whose first use initialises the C++ locale (~20 µs of a
-/// server's start-up here, docs/NODE.md "Spawn to first reply"). Never throws
+/// no iostream, whose first use initialises the C++ locale (a cost in a
+/// server's start-up: docs/NODE.md, "Spawn to first reply"). Never throws
 /// but std::bad_alloc.
 std::optional<std::string> read_small_file(const std::string& path, std::size_t max_bytes = 4096);
 
@@ -61,10 +61,8 @@ std::optional<std::string> read_small_file(const std::string& path, std::size_t 
 /// (spinrpc-server's signal watcher and occupier; every Node process) each
 /// call switches the thread to asynchronous cancellation and back, two
 /// atomic operations. spinrpc never cancels a thread. Same results and
-/// errno as read(2) and write(2). Measured: a failing non-blocking read of
-/// an empty pipe beside a second thread, 200 ns through read(), 190 through
-/// this; a spun 8-byte shim ↔ server round trip 0.05 µs faster
-/// (docs/SPIN-NOTES.md#where-a-spun-round-trip-goes). Under a sanitizer,
+/// errno as read(2) and write(2); what it saves a spun round trip is in
+/// docs/SPIN-NOTES.md#where-a-spun-round-trip-goes. Under a sanitizer,
 /// the C library's calls, which it intercepts (buffer checks, TSan's
 /// ordering through a descriptor).
 inline ssize_t read_uncancellable(int fd, void* buf, std::size_t len) noexcept {
@@ -85,21 +83,29 @@ inline ssize_t sendmsg_uncancellable(int fd, const struct msghdr* message, int f
   return ::syscall(SYS_sendmsg, fd, message, flags);
 }
 
-/// The one retry rule for system calls (docs/CONVENTIONS.md#system-calls). Runs `call` (which
-/// returns -1 and sets errno on failure) again while it fails with EINTR, and
-/// returns its result. For is_expected_errno() failures it returns -1 with
-/// errno intact; any other failure throws std::system_error naming `what`
-/// and `fd`. Never use it for close(2), which must not be retried.
+/// The one EINTR rule (docs/CONVENTIONS.md#system-calls), for a call whose
+/// failure the caller handles itself: runs `call` (which returns -1 and sets
+/// errno on failure) again while it fails with EINTR, and returns its
+/// result, errno intact. Never throws (unless `call` does). Never use it for
+/// close(2), which must not be retried.
 template <class Call>
-auto check_syscall(Call&& call, const char* what, int fd) {
+auto retry_on_eintr(Call&& call) noexcept(noexcept(call())) -> decltype(call()) {
   for (;;) {
     auto result = call();
-    if (result != -1) return result;
-    const int err = errno;
-    if (err == EINTR) continue;
-    if (is_expected_errno(err)) return result;
-    throw_syscall_error(err, what, fd);
+    if (result != -1 || errno != EINTR) return result;
   }
+}
+
+/// The throwing form: retry_on_eintr, then for is_expected_errno() failures
+/// -1 with errno intact; any other failure throws std::system_error naming
+/// `what` and `fd`. Never use it for close(2).
+template <class Call>
+auto check_syscall(Call&& call, const char* what, int fd) {
+  auto result = retry_on_eintr(call);
+  if (result != -1) return result;
+  const int err = errno;
+  if (is_expected_errno(err)) return result;
+  throw_syscall_error(err, what, fd);
 }
 
 }  // namespace spinrpc

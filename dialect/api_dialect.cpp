@@ -55,12 +55,12 @@ const std::vector<ApiVersion>& api_versions() noexcept {
   return versions;
 }
 
-ApiVersion choose_api_version(std::optional<ApiVersion> flag, const char* environment, bool saw_7_1_flag,
+ApiVersion choose_api_version(std::optional<ApiVersion> flag, EnvironmentValue environment, bool saw_7_1_flag,
                               std::vector<std::string>& warnings) {
   if (flag) return *flag;
-  if (environment != nullptr && *environment != '\0') {
-    if (const auto version = parse_api_version(environment)) return *version;
-    warnings.push_back(std::string(kApiVersionVariable) + "=" + environment +
+  if (environment.value != nullptr && *environment.value != '\0') {
+    if (const auto version = parse_api_version(environment.value)) return *version;
+    warnings.push_back(std::string(environment.name) + "=" + environment.value +
                        " names no API version (7.0 or 7.1); ignored");
   }
   return saw_7_1_flag ? ApiVersion::v7_1 : ApiVersion::v7_0;

@@ -65,17 +65,21 @@ std::optional<ApiVersion> parse_api_version(std::string_view text) noexcept;
 /// Every version, oldest first (for --version and --help).
 const std::vector<ApiVersion>& api_versions() noexcept;
 
-/// The environment variable that forces a version: SPINRPC_TS_API.
-inline constexpr char kApiVersionVariable[] = "SPINRPC_TS_API";
+/// An environment variable's name and its value (null: unset).
+struct EnvironmentValue {
+  std::string_view name;
+  const char* value = nullptr;
+};
 
 /// Picks the version to answer in, once: `flag` (--ts-api) if given, else
-/// `environment` (SPINRPC_TS_API's value, or null) if it names a version,
+/// `environment` (SPINRPC_TS_API, kApiVersionVariable in wait/settings.h)
+/// if it names a version,
 /// else 7.1 when the client passed a flag only 7.1's client passes
 /// (--useCaseSensitiveFileNames, --runExternalCode), else 7.0. A client
 /// that passes none of 7.1's flags is never answered in 7.1's shapes.
 /// An environment value that names no version adds one line to `warnings`
-/// and is ignored.
-ApiVersion choose_api_version(std::optional<ApiVersion> flag, const char* environment, bool saw_7_1_flag,
+/// ("NAME=value names no API version …") and is ignored.
+ApiVersion choose_api_version(std::optional<ApiVersion> flag, EnvironmentValue environment, bool saw_7_1_flag,
                               std::vector<std::string>& warnings);
 
 /// Whether `item` (one comma-separated entry of --callbacks) is accepted by

@@ -76,7 +76,8 @@ export function identifyChannel(path) {
 }
 
 /**
- * SPINRPC_BINDING, a comma-separated list:
+ * SPINRPC_BINDING (declared with every variable spinrpc reads in
+ * wait/settings.h, kEnvironmentVariables), a comma-separated list:
  *   required  a TypeScript 7 sync channel loaded without the binding under it is an error
  *   report    one line on stderr each time the binding goes under a TypeScript 7 API
  */

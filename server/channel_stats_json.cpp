@@ -1,5 +1,8 @@
 #include "server/channel_stats_json.h"
 
+#include <string_view>  // std::string_view
+#include <type_traits>  // std::decay_t, std::is_same_v
+
 #include "protocol/go_format.h"
 
 namespace spinrpc {
@@ -11,47 +14,22 @@ std::string to_json(const ChannelStats& stats) {
 }
 
 void append_json(std::string& json, const ChannelStats& s) {
-  json += '{';
-  const auto key = [&](std::string_view name) {
+  char separator = '{';
+  for_each_stats_field(s, [&](std::string_view name, const auto& value) {
+    json += separator;
+    separator = ',';
     json += '"';
     json += name;
     json += "\":";
-  };
-  for (const ChannelCounter& c : kChannelCounters) {
-    key(c.name);
-    json += std::to_string(s.*c.member);
-    json += ',';
-  }
-  key("budget_us");
-  json += std::to_string(s.budget.count());
-  json += ',';
-  key("adaptive");
-  json += s.adaptive ? "true," : "false,";
-  key("spinning");
-  json += s.spinning ? "true," : "false,";
-  key("budget_reason");
-  append_json_string(json, s.budget_reason);
-  const auto text = [&](std::string_view name, std::string_view value) {
-    json += ',';
-    key(name);
-    append_json_string(json, value);
-  };
-  const auto number = [&](std::string_view name, long long value) {
-    json += ',';
-    key(name);
-    json += std::to_string(value);
-  };
-  text("placement", s.placement);
-  text("placement_setting_reason", s.placement_setting_reason);
-  text("placement_mode", s.placement_mode);
-  text("placement_decision", s.placement_decision);
-  number("free_cycle_ns", static_cast<long long>(s.free_cycle_ns));
-  number("occupy_cycle_ns", static_cast<long long>(s.occupy_cycle_ns));
-  number("block_cycle_ns", static_cast<long long>(s.block_cycle_ns));
-  number("cpu", s.cpu);
-  number("occupier_cpu", s.occupier_cpu);
-  number("occupier_avoided_cpu", s.occupier_avoided_cpu);
-  number("followed_pid", s.followed_pid);
+    using Value = std::decay_t<decltype(value)>;
+    if constexpr (std::is_same_v<Value, bool>) {
+      json += value ? "true" : "false";
+    } else if constexpr (std::is_same_v<Value, std::string_view>) {
+      append_json_string(json, value);
+    } else {
+      json += std::to_string(value);
+    }
+  });
   json += '}';
 }
 

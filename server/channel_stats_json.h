@@ -6,13 +6,12 @@
 
 namespace spinrpc {
 
-/// The stats as one JSON object: every counter of kChannelCounters under
-/// its own name, in that order ("waits", "spin_hits", ..., "spin_time_us"),
-/// then "budget_us", "adaptive", "spinning", "budget_reason", and the
-/// placement decision: "placement", "placement_setting_reason",
-/// "placement_mode", "placement_decision", "free_cycle_ns",
-/// "occupy_cycle_ns", "block_cycle_ns", "cpu", "occupier_cpu", "occupier_avoided_cpu", "followed_pid" (docs/PLACEMENT.md).
-/// getChannelStats answers with it and --stats prints it.
+/// The stats as one JSON object: every field of for_each_stats_field
+/// (wait/channel_stats.h) under its own name, in that order: the counters
+/// ("waits", ..., "unlent_parts"), "budget_us", "adaptive", "spinning",
+/// "budget_reason", then placement's setting and decision ("placement", ...,
+/// "followed_pid"; docs/PLACEMENT.md). getChannelStats answers with it and
+/// --stats prints it; the binding's stats() is the same object.
 std::string to_json(const ChannelStats& stats);
 /// The same JSON appended to `out`: no allocation once `out` has the room.
 void append_json(std::string& out, const ChannelStats& stats);

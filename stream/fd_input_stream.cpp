@@ -74,10 +74,7 @@ long FdInputStream::try_read(std::byte* buf, std::size_t len) {
     // One system call, as a read on a non-blocking fd, without touching the
     // fd's flags: pipes and sockets take RWF_NOWAIT for the one call.
     iovec iov{buf, len};
-    ssize_t n;
-    do {
-      n = ::preadv2(fd_.get(), &iov, 1, -1, RWF_NOWAIT);
-    } while (n < 0 && errno == EINTR);
+    const ssize_t n = retry_on_eintr([&] { return ::preadv2(fd_.get(), &iov, 1, -1, RWF_NOWAIT); });
     if (n >= 0) return n;
     if (errno == EAGAIN || errno == EWOULDBLOCK) return -1;
     if (errno == ECONNRESET || errno == EPIPE) return peer_gone(errno);

@@ -119,10 +119,9 @@ void FdOutputStream::write_lent(iovec part, WhileWriteWaits* while_waiting) {
     // to them until the reader has copied them out (BufferOptions). With a
     // deadline, SPLICE_F_NONBLOCK: vmsplice(2) ignores the pipe's
     // O_NONBLOCK and would otherwise wait for room forever.
-    const ssize_t n = ::vmsplice(fd, &piece, 1, deadline_ ? SPLICE_F_NONBLOCK : 0u);
+    const ssize_t n = retry_on_eintr([&] { return ::vmsplice(fd, &piece, 1, deadline_ ? SPLICE_F_NONBLOCK : 0u); });
     if (n < 0) {
       const int err = errno;
-      if (err == EINTR) continue;
       if (err == EAGAIN) {
         wait_until_writable(nullptr);
         continue;

@@ -144,10 +144,7 @@ UniqueFd open_reader_within(const std::string& path, std::chrono::steady_clock::
   int fd = -1;
   int err = 0;
   std::thread opener([&] {
-    int opened;
-    do {
-      opened = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    } while (opened < 0 && errno == EINTR);
+    const int opened = retry_on_eintr([&] { return ::open(path.c_str(), O_RDONLY | O_CLOEXEC); });
     const int open_errno = errno;
     const std::lock_guard lock(mutex);
     fd = opened;

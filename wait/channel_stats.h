@@ -81,4 +81,31 @@ inline constexpr std::array kChannelCounters = {
 #undef SPINRPC_COUNTER_ENTRY
 };
 
+/// Every field of ChannelStats as it is shown, said once: calls
+/// `visit(name, value)` for each, in the order of getChannelStats' JSON,
+/// `--stats` and the binding's stats() (docs/SPIN.md#counters): every
+/// counter of kChannelCounters, then the policy in force, then placement's
+/// setting and decision (docs/PLACEMENT.md#what-it-shows). `value` is a
+/// std::uint64_t, long long or int (a number), a bool, or a
+/// std::string_view (text); `name` a std::string_view of static text.
+template <class Visit>
+void for_each_stats_field(const ChannelStats& s, Visit&& visit) {
+  for (const ChannelCounter& c : kChannelCounters) visit(c.name, s.*c.member);
+  visit(std::string_view("budget_us"), static_cast<long long>(s.budget.count()));
+  visit(std::string_view("adaptive"), s.adaptive);
+  visit(std::string_view("spinning"), s.spinning);
+  visit(std::string_view("budget_reason"), std::string_view(s.budget_reason));
+  visit(std::string_view("placement"), std::string_view(s.placement));
+  visit(std::string_view("placement_setting_reason"), std::string_view(s.placement_setting_reason));
+  visit(std::string_view("placement_mode"), s.placement_mode);
+  visit(std::string_view("placement_decision"), s.placement_decision);
+  visit(std::string_view("free_cycle_ns"), s.free_cycle_ns);
+  visit(std::string_view("occupy_cycle_ns"), s.occupy_cycle_ns);
+  visit(std::string_view("block_cycle_ns"), s.block_cycle_ns);
+  visit(std::string_view("cpu"), s.cpu);
+  visit(std::string_view("occupier_cpu"), s.occupier_cpu);
+  visit(std::string_view("occupier_avoided_cpu"), s.occupier_avoided_cpu);
+  visit(std::string_view("followed_pid"), s.followed_pid);
+}
+
 }  // namespace spinrpc

@@ -3,7 +3,6 @@
 #include <fcntl.h>   // ::open, O_RDONLY, O_CLOEXEC
 #include <unistd.h>  // ::pread, ::sysconf
 
-#include <cerrno>        // errno, EINTR
 #include <cstdio>        // std::snprintf
 #include <charconv>      // std::from_chars
 #include <system_error>  // std::errc
@@ -17,10 +16,7 @@ namespace {
 // The file's first `size` bytes from offset 0 (a /proc file re-read in
 // place), as a view of `buf`; empty when the read fails.
 std::string_view pread_start(int fd, char* buf, std::size_t size) noexcept {
-  ssize_t n;
-  do {
-    n = ::pread(fd, buf, size, 0);
-  } while (n < 0 && errno == EINTR);
+  const ssize_t n = retry_on_eintr([&] { return ::pread(fd, buf, size, 0); });
   return n > 0 ? std::string_view(buf, static_cast<std::size_t>(n)) : std::string_view();
 }
 

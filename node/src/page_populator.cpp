@@ -4,10 +4,10 @@
 
 #include <algorithm>  // std::min
 #include <array>      // std::array
-#include <cerrno>     // errno, EINTR
 #include <cstdint>    // std::uintptr_t
 
 #include "descriptor/page_offset_bytes.h"
+#include "descriptor/syscall.h"  // retry_on_eintr
 
 namespace spinrpc::node {
 
@@ -33,11 +33,9 @@ void PagePopulator::reset(std::span<std::byte> block) noexcept {
 }
 
 bool PagePopulator::advise(std::byte* from, std::size_t bytes) noexcept {
-  int result = 0;
   // EINTR: a signal came while the pages were faulted in; the rest is
   // asked again (the ones in already cost a page-table walk).
-  while ((result = ::madvise(from, bytes, MADV_POPULATE_WRITE)) != 0 && errno == EINTR) {
-  }
+  const int result = retry_on_eintr([&] { return ::madvise(from, bytes, MADV_POPULATE_WRITE); });
   advised_ += bytes;
   return result == 0;
 }
@@ -45,9 +43,9 @@ bool PagePopulator::advise(std::byte* from, std::size_t bytes) noexcept {
 bool PagePopulator::populate(std::size_t bytes) noexcept {
   if (bytes == 0) return false;
   // Only the pages not in yet are asked for: on pages already in,
-  // MADV_POPULATE_WRITE still takes and drops a reference to each, 1.1-2.4
-  // ms for 16 MiB here, while mincore(2) tells which are in for 0.02 ms
-  // (docs/NODE.md, "The reply's pages").
+  // MADV_POPULATE_WRITE still takes and drops a reference to each, which
+  // costs far more than mincore(2) asking which are in (docs/NODE.md,
+  // "The reply's pages").
   std::array<unsigned char, kResidencyPages> in{};
   std::byte* const end = begin_ + done_ + bytes;
   bool ok = true;

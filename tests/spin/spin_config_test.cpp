@@ -6,11 +6,12 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 
 #include "descriptor/pipe.h"
-#include "wait/spin_config.h"
+#include "wait/settings.h"
 #include "stream/fd_input_stream.h"
 #include "wait/spin_reader.h"
 #include "descriptor/unique_fd.h"
@@ -256,6 +257,68 @@ TEST_CASE("placement: auto by default, SPINRPC_PLACEMENT next, the option first;
   CHECK(warnings == "spinrpc: ignoring SPINRPC_PLACEMENT=\"sometimes\": expected auto, off or occupy\n");
   CHECK(spinrpc::parse_placement("auto") == Setting::automatic);
   CHECK(spinrpc::placement_name(Setting::occupy) == "occupy");
+}
+
+}  // namespace
+
+namespace {
+
+TEST_CASE("resolve_server_settings adds what the client says through the environment to the spin policy") {
+  FakeEnv env;
+  std::string warnings;
+  auto settings = spinrpc::resolve_server_settings({}, env.lookup(), kTwoCpus, warnings);
+  CHECK_FALSE(settings.lend_replies);
+  CHECK_FALSE(settings.spin.peer_spins);
+  CHECK(settings.spin.follow_peer);  // the server is the pair's one follower
+  CHECK(settings.spin.placement_reason == "default");
+
+  env.vars = {{"SPINRPC_LEND_REPLIES", "1"}, {"SPINRPC_PEER_SPINS", "1"}, {"TSGO_SYNC_SPIN_US", "x"}};
+  settings = spinrpc::resolve_server_settings(SpinOverrides{30, std::nullopt, std::nullopt}, env.lookup(),
+                                              kTwoCpus, warnings);
+  CHECK(settings.lend_replies);
+  CHECK(settings.spin.peer_spins);
+  CHECK(settings.spin.placement_reason == "default; the client spins (SPINRPC_PEER_SPINS=1)");
+  CHECK(settings.spin.budget == 30us);  // the flag beats the (bad) variable, which is not even read
+  CHECK(warnings.empty());
+
+  env.vars = {{"SPINRPC_LEND_REPLIES", "yes"}, {"SPINRPC_PEER_SPINS", "0"}};
+  settings = spinrpc::resolve_server_settings({}, env.lookup(), kTwoCpus, warnings);
+  CHECK_FALSE(settings.lend_replies);  // "1" only
+  CHECK_FALSE(settings.spin.peer_spins);
+}
+
+TEST_CASE("Every environment variable spinrpc reads is in one table, once, with a meaning") {
+  std::set<std::string_view> names;
+  for (const spinrpc::EnvironmentVariable& variable : spinrpc::kEnvironmentVariables) {
+    CAPTURE(variable.name);
+    CHECK(names.insert(variable.name).second);
+    CHECK_FALSE(variable.meaning.empty());
+    CHECK_FALSE(variable.read_by.empty());
+  }
+  for (const char* name : {"TSGO_SYNC_SPIN_US", "TSGO_SYNC_SPIN_ADAPTIVE", "SPINRPC_PLACEMENT", "SPINRPC_PEER_SPINS",
+                           "SPINRPC_LEND_REPLIES", "SPINRPC_TS_API", "SPINRPC_BINDING", "SPINRPC_SHM", "SPINRPC_TRACE"}) {
+    CAPTURE(name);
+    CHECK(names.count(name) == 1);
+  }
+}
+
+TEST_CASE("A started server gets SPINRPC_LEND_REPLIES=1, and SPINRPC_PEER_SPINS=1 only from a client that spins") {
+  const auto quiet = spinrpc::entries_for_started_server(false);
+  REQUIRE(quiet.size() == 1);
+  CHECK(quiet[0] == "SPINRPC_LEND_REPLIES=1");
+  const auto spinning = spinrpc::entries_for_started_server(true);
+  REQUIRE(spinning.size() == 2);
+  CHECK(spinning[1] == "SPINRPC_PEER_SPINS=1");
+}
+
+TEST_CASE("cgroup_quota_cpus reads cpu.max with its own parse: a zero period or a negative quota is no quota") {
+  const FakeCgroupTree tree("/b");
+  tree.cpu_max("/b", "50000 0");
+  CHECK_FALSE(tree.quota().has_value());
+  tree.cpu_max("/b", "-1 100000");
+  CHECK_FALSE(tree.quota().has_value());
+  tree.cpu_max("/b", "200000 100000\n");
+  CHECK(*tree.quota() == doctest::Approx(2.0));
 }
 
 }  // namespace

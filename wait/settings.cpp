@@ -1,4 +1,4 @@
-#include "wait/spin_config.h"
+#include "wait/settings.h"
 
 #include "descriptor/stderr_lines.h"
 #include "descriptor/syscall.h"
@@ -6,32 +6,48 @@
 #include <sched.h>  // sched_getaffinity, CPU_COUNT
 
 #include <charconv>  // std::from_chars, std::to_chars
+#include <utility>   // std::move
+#include <vector>    // std::vector
 #include <cstdlib>   // std::getenv
+#include <span>      // std::span
 
 namespace spinrpc {
 namespace {
 
 constexpr long long kDefaultBudgetUs = 100;
-constexpr char kBudgetVariable[] = "TSGO_SYNC_SPIN_US";
-constexpr char kAdaptiveVariable[] = "TSGO_SYNC_SPIN_ADAPTIVE";
-constexpr char kPlacementVariable[] = "SPINRPC_PLACEMENT";
+constexpr const char* kBudgetVariable = kSpinBudgetVariable.name;
+constexpr const char* kAdaptiveVariable = kSpinAdaptiveVariable.name;
 
-// One cpu.max file: "max 100000" is none, "50000 100000" is half a CPU;
-// a missing or unreadable file is none.
-std::optional<double> cpu_max_cpus(const std::string& file_path) {
-  const std::optional<std::string> text = read_small_file(file_path, 128);
-  if (!text) return std::nullopt;
-  const std::string_view line(*text);
+constexpr std::string_view kStartedServerEntries[] = {kLendRepliesEntry, kPeerSpinsEntry};
+
+// A non-negative decimal integer, all of `text`.
+std::optional<long long> parse_non_negative(std::string_view text) {
+  long long value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc{} || end != text.data() + text.size() || value < 0) return std::nullopt;
+  return value;
+}
+
+// A cpu.max file's two fields, the quota and the period in µs: "max 100000"
+// sets no quota; "50000 100000" is half a CPU. std::nullopt for none, or
+// for text that is no such line.
+std::optional<double> parse_cpu_max(std::string_view line) {
   const std::size_t space = line.find(' ');
   if (space == std::string_view::npos) return std::nullopt;
-  const std::string_view quota = line.substr(0, space);
+  const std::string_view quota_text = line.substr(0, space);
   std::string_view period_text = line.substr(space + 1);
   period_text = period_text.substr(0, period_text.find_first_of(" \n"));
-  const auto period = parse_spin_us(period_text);  // a non-negative count of µs, as the quota
-  if (quota == "max" || !period || *period <= 0) return std::nullopt;
-  const auto quota_us = parse_spin_us(quota);
-  if (!quota_us) return std::nullopt;
-  return static_cast<double>(*quota_us) / static_cast<double>(*period);
+  const auto period = parse_non_negative(period_text);
+  if (quota_text == "max" || !period || *period == 0) return std::nullopt;
+  const auto quota = parse_non_negative(quota_text);
+  if (!quota) return std::nullopt;
+  return static_cast<double>(*quota) / static_cast<double>(*period);
+}
+
+// One cpu.max file; a missing or unreadable file sets no quota.
+std::optional<double> cpu_max_cpus(const std::string& file_path) {
+  const std::optional<std::string> text = read_small_file(file_path, 128);
+  return text ? parse_cpu_max(*text) : std::nullopt;
 }
 
 std::string format_cpus(double cpus) {
@@ -65,12 +81,42 @@ std::optional<double> cgroup_quota_cpus(const std::string& membership_file,
   return smallest;
 }
 
-std::optional<long long> parse_spin_us(std::string_view text) {
-  long long value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc{} || end != text.data() + text.size() || value < 0) return std::nullopt;
-  return value;
+std::span<const std::string_view> entries_for_started_server(bool client_spins) noexcept {
+  return std::span(kStartedServerEntries).first(client_spins ? 2 : 1);
 }
+
+const char* process_environment(const char* name) { return std::getenv(name); }
+
+bool variable_says_yes(const EnvironmentVariable& variable, const EnvLookup& env) {
+  const char* value = env(variable.name);
+  return value != nullptr && std::string_view(value) == "1";
+}
+
+namespace {
+
+// "<program>: <line>\n" for each line. A string, not an ostringstream: a
+// stream's first construction initialises the C++ locale, ~20 µs of a
+// server's start-up (docs/NODE.md, "Spawn to first reply").
+std::string warning_text(std::string_view program, std::span<const std::string> lines) {
+  std::string text;
+  for (const std::string& line : lines) {
+    text += program;
+    text += ": ";
+    text += line;
+    text += '\n';
+  }
+  return text;
+}
+
+}  // namespace
+
+void print_setting_warnings(std::string_view program, std::span<const std::string> lines) {
+  // Never blocks: a warning must not stall the server or a client's host
+  // process when nobody reads its stderr.
+  if (!lines.empty()) write_stderr_without_waiting(warning_text(program, lines));
+}
+
+std::optional<long long> parse_spin_us(std::string_view text) { return parse_non_negative(text); }
 
 std::optional<bool> parse_spin_adaptive(std::string_view text) {
   if (text == "1" || text == "true") return true;
@@ -129,13 +175,18 @@ CpuAllowance available_cpus() {
   return allowance;
 }
 
-SpinPolicy resolve_spin_policy(const SpinOverrides& overrides, const EnvLookup& env,
-                               const CpuAllowance& cpus, std::string& warnings) {
+namespace {
+
+// The precedence, said once: an explicit value (`overrides`) beats the
+// environment, which beats the default. Each value ignored adds a line to
+// `ignored` (ignored_spin_setting).
+SpinPolicy resolve(const SpinOverrides& overrides, const EnvLookup& env, const CpuAllowance& cpus,
+                   std::vector<std::string>& ignored) {
   SpinPolicy policy;
   policy.adaptive = true;
 
   const auto warn = [&](SpinSetting setting, std::string_view source, std::string_view value) {
-    warnings += "spinrpc: " + ignored_spin_setting(setting, source, value) + '\n';
+    ignored.push_back(ignored_spin_setting(setting, source, value));
   };
   std::optional<long long> budget_us;
   if (overrides.spin_us && *overrides.spin_us >= 0) {
@@ -179,31 +230,60 @@ SpinPolicy resolve_spin_policy(const SpinOverrides& overrides, const EnvLookup& 
   if (overrides.placement) {
     policy.placement = *overrides.placement;
     policy.placement_reason = "--placement=" + std::string(placement_name(*overrides.placement));
-  } else if (const char* text = env(kPlacementVariable); text != nullptr) {
+  } else if (const char* text = env(kPlacementVariable.name); text != nullptr) {
     if (const auto placement = parse_placement(text)) {
       policy.placement = *placement;
-      policy.placement_reason = std::string(kPlacementVariable) + "=" + text;
+      policy.placement_reason = std::string(kPlacementVariable.name) + "=" + text;
     } else {
-      warn(SpinSetting::Placement, kPlacementVariable, text);
+      warn(SpinSetting::Placement, kPlacementVariable.name, text);
     }
   }
   return policy;
 }
 
+// What the server's client tells it through the environment, on top of
+// the spin policy.
+ServerSettings server_settings(SpinPolicy spin, const EnvLookup& env) {
+  ServerSettings settings{std::move(spin)};
+  settings.lend_replies = variable_says_yes(kLendRepliesVariable, env);
+  settings.spin.peer_spins = variable_says_yes(kPeerSpinsVariable, env);
+  if (settings.spin.peer_spins) settings.spin.placement_reason += "; the client spins (" + std::string(kPeerSpinsEntry) + ")";
+  settings.spin.follow_peer = true;
+  return settings;
+}
+
+// The program name a warning from the environment or the shim's options
+// carries: the process may be anyone's (a Node process, a C++ client).
+constexpr std::string_view kWarningPrefix = "spinrpc";
+
+}  // namespace
+
+SpinPolicy resolve_spin_policy(const SpinOverrides& overrides, const EnvLookup& env,
+                               const CpuAllowance& cpus, std::string& warnings) {
+  std::vector<std::string> ignored;
+  SpinPolicy policy = resolve(overrides, env, cpus, ignored);
+  warnings += warning_text(kWarningPrefix, ignored);
+  return policy;
+}
+
 SpinPolicy resolve_spin_policy(const SpinOverrides& overrides) {
-  return resolve_spin_policy(overrides, [](const char* name) { return std::getenv(name); });
+  return resolve_spin_policy(overrides, process_environment);
 }
 
 SpinPolicy resolve_spin_policy(const SpinOverrides& overrides, const EnvLookup& env) {
-  // A string, not an ostringstream: a stream's first construction
-  // initialises the C++ locale, ~20 µs of a server's start-up here
-  // (docs/NODE.md, "Spawn to first reply").
-  std::string warnings;
-  SpinPolicy policy = resolve_spin_policy(overrides, env, available_cpus(), warnings);
-  // Never blocks: a warning must not stall the server or the host process
-  // of a client shim when nobody reads their stderr.
-  if (!warnings.empty()) write_stderr_without_waiting(warnings);
+  std::vector<std::string> ignored;
+  SpinPolicy policy = resolve(overrides, env, available_cpus(), ignored);
+  print_setting_warnings(kWarningPrefix, ignored);
   return policy;
+}
+
+ServerSettings resolve_server_settings(const SpinOverrides& flags, const EnvLookup& env,
+                                       const CpuAllowance& cpus, std::string& warnings) {
+  return server_settings(resolve_spin_policy(flags, env, cpus, warnings), env);
+}
+
+ServerSettings resolve_server_settings(const SpinOverrides& flags) {
+  return server_settings(resolve_spin_policy(flags, process_environment), process_environment);
 }
 
 }  // namespace spinrpc

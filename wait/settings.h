@@ -1,0 +1,199 @@
+#pragma once
+
+#include <array>       // std::array
+#include <functional>  // std::function
+#include <optional>    // std::optional
+#include <span>        // std::span
+#include <string>      // std::string
+#include <string_view> // std::string_view
+#include <vector>      // std::vector
+
+#include "wait/spin_policy.h"
+
+// spinrpc's settings, said once (docs/SPIN.md#settings): every environment
+// variable spinrpc reads, the parsers of the spin settings, the precedence
+// (an explicit flag or option beats the environment, which beats the
+// default) and the one place that prints a setting's warning. The server's
+// command line (app/command_line.h), the client shim's SyncRpcOptions and
+// the Node binding's options bring their explicit values as SpinOverrides;
+// resolve_spin_policy and resolve_server_settings turn them and the
+// environment into one validated value.
+
+namespace spinrpc {
+
+/// An environment variable spinrpc reads: its name, who reads it, and what
+/// its value means.
+struct EnvironmentVariable {
+  const char* name;           ///< NUL-terminated, for getenv
+  std::string_view read_by;   ///< the processes or files that read it
+  std::string_view meaning;   ///< the values it takes and what they do
+};
+
+inline constexpr EnvironmentVariable kSpinBudgetVariable{
+    "TSGO_SYNC_SPIN_US", "spinrpc-server, the client shim, the Node binding",
+    "the spin budget in µs, a non-negative decimal; 0 turns spinning off (--spin-us, spin.spin_us, spinUs beat it)"};
+inline constexpr EnvironmentVariable kSpinAdaptiveVariable{
+    "TSGO_SYNC_SPIN_ADAPTIVE", "spinrpc-server, the client shim, the Node binding",
+    "the adaptive rule: 1 or true on, 0 or false off (--adaptive, spin.adaptive, adaptive beat it)"};
+inline constexpr EnvironmentVariable kPlacementVariable{
+    "SPINRPC_PLACEMENT", "spinrpc-server, the client shim, the Node binding",
+    "auto, off or occupy: where the spin budget may also go (docs/PLACEMENT.md; --placement, "
+    "spin.placement, placement beat it)"};
+inline constexpr EnvironmentVariable kPeerSpinsVariable{
+    "SPINRPC_PEER_SPINS", "spinrpc-server; the shim and the binding set it for the server they start",
+    "1: the client spins while it waits (its budget is over 0), so the server runs the blocked read that "
+    "ends a stretch of occupying, or of a CPU shared, off that CPU (docs/PLACEMENT.md#two-spinners-on-one-cpu)"};
+inline constexpr EnvironmentVariable kLendRepliesVariable{
+    "SPINRPC_LEND_REPLIES", "spinrpc-server; the shim and the binding set it for the server they start",
+    "1: the client reads the server's stdout with read(2), so big Responses may be lent to the pipe "
+    "(vmsplice) instead of copied into it (docs/NODE.md, \"Large payloads\"); anything else: no"};
+inline constexpr EnvironmentVariable kApiVersionVariable{
+    "SPINRPC_TS_API", "spinrpc-server",
+    "7.0 or 7.1: the API version to answer in; --ts-api beats it (docs/PROTOCOL.md, \"API versions\")"};
+inline constexpr EnvironmentVariable kWorkingDirectoryVariable{
+    "PWD", "spinrpc-server",
+    "the working directory as the shell names it: --cwd's default when it names the working directory "
+    "(Go's os.Getwd, as tsgo)"};
+inline constexpr EnvironmentVariable kSearchPathVariable{
+    "PATH", "the client shim, in the environment the child gets",
+    "where an executable named without a slash is searched, as execvp(3) searches it"};
+inline constexpr EnvironmentVariable kBindingVariable{
+    "SPINRPC_BINDING", "the Node package's JavaScript (node/recognize.mjs)",
+    "a comma-separated list: required (a TypeScript 7 sync channel loaded without the binding under it is "
+    "an error), report (one line on stderr each time the binding goes under a TypeScript 7 API); read in "
+    "JavaScript, declared here so that the table is whole (docs/NODE.md)"};
+inline constexpr EnvironmentVariable kShmVariable{
+    "SPINRPC_SHM", "reserved: nothing reads it yet",
+    "reserved for the shared-memory transport (issue \"shared memory\"); its entry is filled when it is read"};
+inline constexpr EnvironmentVariable kTraceVariable{
+    "SPINRPC_TRACE", "reserved: nothing reads it yet",
+    "reserved for tracing (issue \"trace\"); its entry is filled when it is read"};
+
+/// Every environment variable spinrpc reads (or reserves), in one table.
+inline constexpr std::array kEnvironmentVariables = {
+    kSpinBudgetVariable, kSpinAdaptiveVariable, kPlacementVariable, kPeerSpinsVariable,
+    kLendRepliesVariable, kApiVersionVariable, kWorkingDirectoryVariable, kSearchPathVariable, kBindingVariable,
+    kShmVariable, kTraceVariable,
+};
+
+/// The "NAME=1" entries of kLendRepliesVariable and kPeerSpinsVariable.
+inline constexpr std::string_view kLendRepliesEntry = "SPINRPC_LEND_REPLIES=1";
+inline constexpr std::string_view kPeerSpinsEntry = "SPINRPC_PEER_SPINS=1";
+static_assert(kLendRepliesEntry.starts_with(kLendRepliesVariable.name));
+static_assert(kPeerSpinsEntry.starts_with(kPeerSpinsVariable.name));
+
+/// The entries the client shim and the binding add to the environment of a
+/// server they start, unless the variable is set there already (what the
+/// user set wins): kLendRepliesVariable always (they read its stdout with
+/// read(2)), kPeerSpinsVariable when the client's budget is over 0.
+std::span<const std::string_view> entries_for_started_server(bool client_spins) noexcept;
+
+/// Explicit settings that beat the environment: the server's --spin-us and
+/// --adaptive flags, the client shim's options.
+struct SpinOverrides {
+  /// Spin budget, µs; 0 = off. A negative value is reported as one line on
+  /// stderr by resolve_spin_policy and ignored (the environment or the
+  /// default decides).
+  std::optional<long long> spin_us;
+  std::optional<bool> adaptive;  ///< adaptive rule on or off
+  /// Placement policy (docs/PLACEMENT.md): auto, off, or occupy (always,
+  /// for measurements). Applies only with a budget > 0.
+  std::optional<PlacementController::Setting> placement;
+};
+
+/// The one parser of a spin budget written as text (a flag's value, an
+/// environment variable): a non-negative decimal number of µs, nothing else.
+std::optional<long long> parse_spin_us(std::string_view text);
+/// The one parser of the adaptive switch written as text: "1" or "true",
+/// "0" or "false".
+std::optional<bool> parse_spin_adaptive(std::string_view text);
+
+/// The one parser of the placement setting written as text: "auto", "off",
+/// "occupy".
+std::optional<PlacementController::Setting> parse_placement(std::string_view text);
+/// The placement setting's spelling, the inverse of parse_placement.
+std::string_view placement_name(PlacementController::Setting setting) noexcept;
+
+/// Which spin setting a value was meant for.
+enum class SpinSetting { BudgetUs, Adaptive, Placement };
+/// The one line (no newline, no program name) that reports an invalid spin
+/// setting, whatever gave it: `source` is "--spin-us", "TSGO_SYNC_SPIN_US",
+/// "SyncRpcOptions::spin.spin_us", ...; `value` as given. The setting is
+/// then ignored: the next source in line, or the default, decides.
+std::string ignored_spin_setting(SpinSetting setting, std::string_view source, std::string_view value);
+
+/// How many CPUs this process may use, and what said so.
+struct CpuAllowance {
+  double cpus;         ///< may be fractional under a cgroup quota
+  std::string source;  ///< "sched_getaffinity", "cgroup cpu.max", ...
+};
+
+/// The CPUs a cgroup v2 quota leaves the process whose membership file
+/// (/proc/self/cgroup: "0::/a/b") is `membership_file`, with the cgroup tree
+/// mounted at `cgroup_root` (/sys/fs/cgroup): the smallest quota/period of
+/// the cpu.max files of its cgroup and of every ancestor below the root,
+/// since each ancestor's quota bounds all of its descendants together.
+/// std::nullopt when none sets a quota, under cgroup v1, or when nothing is
+/// readable. Never throws. Paths are parameters so tests can use a fake tree.
+std::optional<double> cgroup_quota_cpus(const std::string& membership_file,
+                                        const std::string& cgroup_root);
+
+/// Reads sched_getaffinity(2) and cgroup_quota_cpus of this process
+/// (/proc/self/cgroup, /sys/fs/cgroup), and returns the smaller. Never
+/// throws: an unreadable source is skipped.
+CpuAllowance available_cpus();
+
+/// Environment lookup, injectable for tests; returns nullptr when unset.
+using EnvLookup = std::function<const char*(const char* name)>;
+
+/// getenv(3): this process's environment. The one place spinrpc's C++
+/// reads it.
+const char* process_environment(const char* name);
+
+/// Whether `variable` is "1" in `env` (kLendRepliesVariable, kPeerSpinsVariable).
+bool variable_says_yes(const EnvironmentVariable& variable, const EnvLookup& env);
+
+/// Writes `lines` (each a setting ignored or refused, without newline) to
+/// stderr as "<program>: <line>\n" in one write that never waits
+/// (descriptor/stderr_lines.h): the one place a setting's warning is printed.
+void print_setting_warnings(std::string_view program, std::span<const std::string> lines);
+
+/// Resolves the spin policy once at start-up (docs/SPIN.md#settings):
+/// a flag or option beats TSGO_SYNC_SPIN_US / TSGO_SYNC_SPIN_ADAPTIVE, which
+/// beat the defaults (100 µs, adaptive on). With fewer than 2 CPUs (`cpus`)
+/// the default budget is 0: spinning on the CPU the peer needs only delays
+/// it (docs/SPIN.md#one-cpu); an explicit setting still wins. A negative override or an unparsable
+/// or negative environment value is reported as one line appended to
+/// `warnings` ("spinrpc: " + ignored_spin_setting(...) + "\n"), then ignored. The result's
+/// `reason` says which rule decided the budget. Placement: the override
+/// beats SPINRPC_PLACEMENT, which beats the default, auto; `placement_reason`
+/// says which.
+SpinPolicy resolve_spin_policy(const SpinOverrides& overrides, const EnvLookup& env,
+                               const CpuAllowance& cpus, std::string& warnings);
+
+/// resolve_spin_policy with the process's environment, available_cpus()
+/// and stderr, written without waiting (descriptor/stderr_lines.h).
+SpinPolicy resolve_spin_policy(const SpinOverrides& overrides = {});
+
+/// The same with `env` for the environment: a client whose server gets
+/// an environment other than this process's (SyncRpcOptions::environment)
+/// reads its own settings from that one too.
+SpinPolicy resolve_spin_policy(const SpinOverrides& overrides, const EnvLookup& env);
+
+/// spinrpc-server's settings from its flags and the environment its client
+/// started it with, resolved once.
+struct ServerSettings {
+  /// resolve_spin_policy(flags), with peer_spins from kPeerSpinsVariable
+  /// (placement_reason then says so) and follow_peer on: the server is the
+  /// pair's one follower (docs/PLACEMENT.md#following-the-peer-when-the-cpus-are-taken).
+  SpinPolicy spin;
+  bool lend_replies = false;  ///< kLendRepliesVariable is "1"
+};
+/// resolve_server_settings with `env`, `cpus` and `warnings` as for
+/// resolve_spin_policy.
+ServerSettings resolve_server_settings(const SpinOverrides& flags, const EnvLookup& env,
+                                       const CpuAllowance& cpus, std::string& warnings);
+/// The same with the process's environment, available_cpus() and stderr.
+ServerSettings resolve_server_settings(const SpinOverrides& flags);
+
+}  // namespace spinrpc

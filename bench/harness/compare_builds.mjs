@@ -12,8 +12,9 @@
 //   blocking client / real server  spinrpc-bench: BM_BlockingClient p50, spinrpc-server / tsc, median of its rounds
 //   binding / pure-JS              echo_latency.mjs: binding → spinrpc-server p50 / pure-JS → tsc p50, median of its rounds
 //   replay default / spin-off      spinrpc-replay: wall clock of the first --replay-limit requests of the recorded walk
-// and prints each build's per-round ratios and their medians; a build named
-// first is the reference the others are divided by. Needs SPINRPC_TSGO (the
+// (--only picks some of bench, echo, replay) and prints each build's
+// per-round ratios, their medians, and for each build after the first the
+// median of its per-round ratios to the first build's. Needs SPINRPC_TSGO (the
 // real server: typescript@7.0.2's lib/tsc) in the environment or --tsgo.
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
@@ -23,12 +24,13 @@ import { commandLine } from "./cli.mjs";
 import { median } from "./stats.mjs";
 
 const cli = commandLine("compare_builds", "usage: node bench/harness/compare_builds.mjs --build NAME=DIR --build NAME=DIR [...] " +
-  "[--rounds N] [--echo-count N] [--replay-limit N] [--tsgo PATH] [--json FILE]");
+  "[--rounds N] [--echo-count N] [--replay-limit N] [--only bench,echo,replay] [--tsgo PATH] [--json FILE]");
 const values = cli.parse({
   build: { type: "string", multiple: true },
   rounds: { type: "string", default: "10" },
   "echo-count": { type: "string", default: "6000" },
   "replay-limit": { type: "string", default: "40000" },
+  only: { type: "string" },
   tsgo: { type: "string" },
   json: { type: "string" },
 });
@@ -42,12 +44,21 @@ const rounds = Number(values.rounds);
 if (!Number.isInteger(rounds) || rounds < 1) cli.fail(`--rounds ${values.rounds}: want a whole number of at least 1`);
 const tsgo = values.tsgo ?? process.env.SPINRPC_TSGO;
 if (!tsgo) cli.fail("SPINRPC_TSGO or --tsgo: the real server to compare with");
+const parts = new Set((values.only ?? "bench,echo,replay").split(","));
+for (const p of parts) if (!["bench", "echo", "replay"].includes(p)) cli.fail(`--only ${p}: want bench, echo or replay`);
 const scratch = mkdtempSync(join(tmpdir(), "compare-builds-"));
 
 function measure(build, round) {
   const bin = join(build.dir, "build", "bin");
   const env = { ...process.env, SPINRPC_TSGO: tsgo, SPINRPC_SERVER: join(bin, "spinrpc-server") };
   const out = {};
+  if (parts.has("bench")) measureBench(build, round, bin, env, out);
+  if (parts.has("echo")) measureEcho(build, round, env, out);
+  if (parts.has("replay")) measureReplay(build, round, bin, env, out);
+  return out;
+}
+
+function measureBench(build, round, bin, env, out) {
   const benchJson = join(scratch, `${build.name}-${round}-bench.json`);
   execFileSync(join(bin, "spinrpc-bench"), ["--rounds=1",
     "--benchmark_filter=^(BM_Echo/bytes:8/.*variant:adaptive|BM_PipeFloor/bytes:8/.*polled|BM_BlockingClient/)",
@@ -59,6 +70,9 @@ function measure(build, round) {
     .map((b) => [/round:(\d+)/.exec(b.name)[1], b.p50_us]));
   const ours = blocking("spinrpc"), theirs = blocking("tsgo");
   out.blockingOverReal = median([...ours].map(([r, v]) => v / theirs.get(r)));
+}
+
+function measureEcho(build, round, env, out) {
   const echoJson = join(scratch, `${build.name}-${round}-echo.json`);
   execFileSync("node", [join(build.dir, "bench", "node", "echo_latency.mjs"), "--size", "8", "--count", values["echo-count"],
     "--rounds", "3", "--warmup", "300", "--server-spin", "default", "--no-floor", "--sparse", "0", "--spawn", "0",
@@ -67,6 +81,9 @@ function measure(build, round) {
   const rows = (name) => variants.find((v) => v.name === name).round_p50_ns;
   const binding = rows("binding → spinrpc-server"), pure = rows("tsc");
   out.bindingOverPureJs = median(binding.map((v, i) => v / pure[i]));
+}
+
+function measureReplay(build, round, bin, env, out) {
   const replayJson = join(scratch, `${build.name}-${round}-replay.json`);
   execFileSync(join(bin, "spinrpc-replay"), ["--trace", join(build.dir, "bench", "workload", "aws-cdk-lib.trace.gz"),
     "--limit", values["replay-limit"], "--rounds", "1", "--variants", "default,off",
@@ -74,10 +91,13 @@ function measure(build, round) {
   const replay = readFileSync(replayJson, "utf8").trim().split("\n").map((l) => JSON.parse(l));
   const wall = (v) => replay.find((r) => r.variant === v).wallMs;
   out.replayDefaultOverOff = wall("default") / wall("off");
-  return out;
 }
 
-const metrics = ["shimOverFloor", "blockingOverReal", "bindingOverPureJs", "replayDefaultOverOff"];
+const metrics = [
+  ...(parts.has("bench") ? ["shimOverFloor", "blockingOverReal"] : []),
+  ...(parts.has("echo") ? ["bindingOverPureJs"] : []),
+  ...(parts.has("replay") ? ["replayDefaultOverOff"] : []),
+];
 const results = Object.fromEntries(builds.map((b) => [b.name, []]));
 const loadBefore = loadavg();
 console.log(`load before: ${loadBefore.map((x) => x.toFixed(2)).join(" ")}`);
@@ -92,7 +112,7 @@ for (let r = 0; r < rounds; r++) {
 const loadAfter = loadavg();
 console.log(`load after: ${loadAfter.map((x) => x.toFixed(2)).join(" ")}\n`);
 const ref = builds[0].name;
-console.log(`| metric | ${builds.map((b) => `${b.name} median [min–max]`).join(" | ")} | ${builds.slice(1).map((b) => `${b.name} / ${ref}`).join(" | ")} |`);
+console.log(`| metric | ${builds.map((b) => `${b.name} median [min–max]`).join(" | ")} | ${builds.slice(1).map((b) => `${b.name} / ${ref}, median of per-round ratios`).join(" | ")} |`);
 console.log(`| --- | ${builds.map(() => "---").join(" | ")} | ${builds.slice(1).map(() => "---").join(" | ")} |`);
 const summary = {};
 for (const k of metrics) {
@@ -101,7 +121,9 @@ for (const k of metrics) {
     const xs = results[b.name].map((m) => m[k]);
     return `${med[b.name].toFixed(3)} [${Math.min(...xs).toFixed(3)}–${Math.max(...xs).toFixed(3)}]`;
   });
-  const rel = builds.slice(1).map((b) => (med[b.name] / med[ref]).toFixed(3));
+  // The median of per-round paired ratios: each round's builds ran back to back.
+  const rel = builds.slice(1).map((b) =>
+    median(results[b.name].map((m, r) => m[k] / results[ref][r][k])).toFixed(3));
   summary[k] = med;
   console.log(`| ${k} | ${cells.join(" | ")} | ${rel.join(" | ")} |`);
 }

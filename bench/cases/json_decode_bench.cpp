@@ -32,7 +32,7 @@
 
 #include <simdjson.h>
 
-#include "bench/harness/command_line.h"
+#include "bench/harness/flag_parser.h"
 #include "protocol/json_rpc.h"
 
 namespace {
@@ -146,7 +146,7 @@ int main(int argc, char** argv) {
   double mib = 1;
   double min_seconds = 0.3;
   std::string json_path;
-  spinrpc::bench::CommandLine cli;
+  spinrpc::bench::FlagParser cli;
   cli.option("--rounds", [&](std::string_view v) { rounds = static_cast<int>(whole_number("--rounds", v, 1)); });
   cli.option("--rotate", [&](std::string_view v) { rotate = static_cast<int>(whole_number("--rotate", v)); });
   cli.option("--mib", [&](std::string_view v) { mib = spinrpc::bench::positive_number("--mib", v); });

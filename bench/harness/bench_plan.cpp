@@ -9,7 +9,7 @@
 #include <string_view>   // std::string_view
 #include <system_error>  // std::error_code
 
-#include "bench/harness/command_line.h"
+#include "bench/harness/flag_parser.h"
 
 namespace spinrpc::bench {
 
@@ -65,7 +65,7 @@ std::size_t BenchPlan::size_warmup(std::size_t bytes) const noexcept {
 BenchPlan parse_plan(int& argc, char** argv) {
   BenchPlan plan;
   std::optional<int> rounds;
-  CommandLine cli;
+  FlagParser cli;
   cli.flag("--smoke", [&] { plan.smoke = true; });
   cli.option("--rounds", [&](std::string_view v) { rounds = static_cast<int>(whole_number("--rounds", v, 1, 1000)); });
   cli.option("--latency_dir", [&](std::string_view v) { plan.latency_dir = std::string(v); });

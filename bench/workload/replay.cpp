@@ -44,7 +44,7 @@
 #include <string_view>  // std::string_view
 #include <vector>     // std::vector
 
-#include "bench/harness/command_line.h"
+#include "bench/harness/flag_parser.h"
 #include "bench/harness/process_cpu.h"
 #include "bench/peers/bench_work.h"
 #include "bench/workload/trace_file.h"
@@ -191,7 +191,7 @@ int run(int argc, char** argv) {
   std::size_t start = 0, limit = 0;
   int rounds = 5;
   std::vector<std::string> parallel_list{"1"}, variants{"default", "off"};
-  spinrpc::bench::CommandLine cli;
+  spinrpc::bench::FlagParser cli;
   const auto text = [](std::string& to) { return [&to](std::string_view v) { to = v; }; };
   cli.option("--trace", text(trace_path));
   cli.option("--check", text(check_path));

@@ -14,7 +14,7 @@ namespace spinrpc::bench {
 /// parse either consumes every argument (a stand-alone tool: an unknown one
 /// is an error) or leaves the unknown ones in argv for another parser
 /// (spinrpc-bench: Google Benchmark's --benchmark_* flags).
-class CommandLine {
+class FlagParser {
  public:
   /// `set` receives the option's text; it throws std::invalid_argument for a
   /// bad value (the helpers below do).

@@ -1,4 +1,4 @@
-#include "bench/harness/command_line.h"
+#include "bench/harness/flag_parser.h"
 
 #include <cmath>      // std::isfinite
 #include <cstdlib>    // std::strtod
@@ -6,15 +6,15 @@
 
 namespace spinrpc::bench {
 
-void CommandLine::option(std::string name, std::function<void(std::string_view)> set) {
+void FlagParser::option(std::string name, std::function<void(std::string_view)> set) {
   options_.push_back({std::move(name), true, std::move(set)});
 }
 
-void CommandLine::flag(std::string name, std::function<void()> set) {
+void FlagParser::flag(std::string name, std::function<void()> set) {
   options_.push_back({std::move(name), false, [set = std::move(set)](std::string_view) { set(); }});
 }
 
-bool CommandLine::parse(int& argc, char** argv, bool keep_unknown) const {
+bool FlagParser::parse(int& argc, char** argv, bool keep_unknown) const {
   if (!keep_unknown && argc == 2 && (std::string_view(argv[1]) == "--help" || std::string_view(argv[1]) == "-h")) {
     return false;
   }

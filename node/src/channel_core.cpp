@@ -107,8 +107,8 @@ void ChannelCore::end_now() noexcept {
     if (in_request_) {
       // From inside a callback (process.exit() there): the channel is in
       // use below us and cannot be closed, but its child can be reaped, so
-      // that none is left as a zombie where init does not reap (found by a
-      // break-it pass in a container).
+      // that none is left as a zombie where init does not reap (a
+      // container whose pid 1 is the Node process).
       channel_.kill_child();
     } else {
       channel_.close();

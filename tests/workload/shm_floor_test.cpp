@@ -1,18 +1,22 @@
 // bench/peers/shm_floor.cpp's ShmFloor, the benchmark's shared-memory floor
 // (docs/BENCHMARKING.md#floors), with a real forked child: every round trip
-// returns exactly what was sent, and a dead or stopped child makes
-// round_trip throw instead of spinning forever. Here because this suite is
+// returns exactly what was sent, a dead or stopped child makes round_trip
+// throw instead of spinning forever, and the child never outlives the
+// process that made the floor. Here because this suite is
 // the one that links bench/ code; no time is asserted (the 1 s bound is
 // ShmFloor's own, and only keeps a broken child from hanging the test).
 #include <doctest/doctest.h>
 
-#include <signal.h>    // ::kill, SIGKILL, SIGSTOP, SIGCONT
-#include <sys/wait.h>  // ::waitid, P_PID, WEXITED, WSTOPPED, WNOWAIT
+#include <signal.h>     // ::kill, SIGKILL, SIGSTOP, SIGCONT
+#include <sys/prctl.h>  // ::prctl, PR_SET_CHILD_SUBREAPER
+#include <sys/wait.h>   // ::waitid, ::waitpid, P_PID, WEXITED, WSTOPPED, WNOWAIT, WNOHANG
+#include <unistd.h>     // ::fork, ::pipe, ::read, ::write, ::close, ::_exit
 
 #include <algorithm>  // std::fill
 #include <cerrno>     // errno, ESRCH
 #include <cstddef>    // std::byte, std::size_t
 #include <cstring>    // std::memcmp
+#include <ctime>      // ::nanosleep
 #include <stdexcept>  // std::runtime_error, std::invalid_argument
 #include <vector>     // std::vector
 
@@ -95,6 +99,60 @@ TEST_CASE("ShmFloor's round_trip throws when its child stops answering, and its 
   }
   CHECK(::kill(pid, 0) == -1);
   CHECK(errno == ESRCH);
+}
+
+TEST_CASE("ShmFloor's child dies with the process that made the floor, which never stopped it") {
+  // This process becomes the subreaper, so the orphaned echo child is
+  // reparented to it and can be waited for here.
+  REQUIRE(::prctl(PR_SET_CHILD_SUBREAPER, 1) == 0);
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  const pid_t owner = ::fork();
+  REQUIRE(owner >= 0);
+  if (owner == 0) {
+    // The floor's owner: makes the floor, has one echo (so the child is
+    // past its prctl and spinning), hands over its child's pid, and ends
+    // without the destructor (no stop word).
+    ::close(fds[0]);
+    try {
+      auto* floor = new ShmFloor(8);
+      const std::vector<std::byte> message = pattern(8, 5);
+      std::vector<std::byte> reply(8);
+      floor->round_trip(message, reply);
+      const int pid = floor->child_pid();
+      if (::write(fds[1], &pid, sizeof pid) != static_cast<ssize_t>(sizeof pid)) ::_exit(2);
+    } catch (...) {
+      ::_exit(3);
+    }
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  int echo_child = -1;
+  const ssize_t got = ::read(fds[0], &echo_child, sizeof echo_child);
+  ::close(fds[0]);
+  int status = 0;
+  REQUIRE(::waitpid(owner, &status, 0) == owner);
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+  REQUIRE(got == static_cast<ssize_t>(sizeof echo_child));
+  // Bounded (10 s) so that a child that survives fails the test instead of hanging it.
+  pid_t done = 0;
+  for (int naps = 0; naps < 10000 && done == 0; ++naps) {
+    done = ::waitpid(echo_child, &status, WNOHANG);
+    if (done == 0) {
+      const timespec nap{0, 1'000'000};
+      ::nanosleep(&nap, nullptr);
+    }
+  }
+  if (done == 0) {
+    ::kill(echo_child, SIGKILL);
+    ::waitpid(echo_child, &status, 0);
+  }
+  ::prctl(PR_SET_CHILD_SUBREAPER, 0);
+  REQUIRE(done == echo_child);
+  CAPTURE(status);
+  CHECK(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGKILL);
 }
 
 TEST_CASE("ShmFloor's round_trip rejects a message of another size") {

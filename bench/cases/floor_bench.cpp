@@ -1,7 +1,10 @@
-// BM_PipeFloor: the physical floor every latency is reported against
-// (docs/BENCHMARKING.md#floors): a raw two-process ping-pong over two pipes, blocking
-// reads and polled non-blocking reads, with the same message size on the
-// wire as an echo request of `bytes` payload bytes (`wire_bytes`).
+// BM_PipeFloor and BM_ShmFloor: the physical floors every latency is
+// reported against (docs/BENCHMARKING.md#floors): a raw two-process
+// ping-pong over two pipes, blocking reads and polled non-blocking reads,
+// and through shared memory, spinning on a sequence number; each with the
+// same message size as an echo request of `bytes` payload bytes on the
+// wire (`wire_bytes`).
+#include <array>    // std::array
 #include <cstddef>  // std::byte, std::size_t
 #include <string>   // std::string
 #include <vector>   // std::vector
@@ -10,6 +13,7 @@
 #include "bench/harness/measurement.h"
 #include "bench/harness/payloads.h"
 #include "bench/peers/pipe_floor.h"
+#include "bench/peers/shm_floor.h"
 #include "bench/harness/registration.h"
 #include "bench/harness/timed_loop.h"
 #include "bench/cases/workloads.h"
@@ -25,10 +29,15 @@ std::size_t echo_frame_bytes(std::size_t payload_bytes) noexcept {
   return 1 + 1 + 2 + 4 + header + payload_bytes;
 }
 
-void run_floor(benchmark::State& state, const BenchPlan& plan, const std::string& name, FloorRead read,
+// The three floors, in the order of round 0.
+enum class FloorKind { Blocking, Polled, Shm };
+constexpr std::array<FloorKind, 3> kFloorKinds{FloorKind::Blocking, FloorKind::Polled, FloorKind::Shm};
+
+// `floor` is a PipeFloor or a ShmFloor, made for echo_frame_bytes(payload_bytes).
+template <class Floor>
+void run_floor(benchmark::State& state, const BenchPlan& plan, const std::string& name, Floor& floor,
                std::size_t payload_bytes) {
   const std::size_t wire = echo_frame_bytes(payload_bytes);
-  PipeFloor floor(wire, read);
   const std::vector<std::vector<std::byte>> messages = make_payloads(wire, wire >= (std::size_t{64} << 10) ? 4 : 16);
   std::vector<std::byte> reply(wire);
   for (std::size_t i = 0; i < plan.size_warmup(payload_bytes); ++i) {
@@ -57,19 +66,39 @@ void run_floor(benchmark::State& state, const BenchPlan& plan, const std::string
 
 void register_floor_benchmarks(const BenchPlan& plan, int round) {
   for (const std::size_t bytes : kEchoSizes) {
-    // The two floors alternate too: which one goes first flips each round.
-    const FloorRead first = round % 2 == 0 ? FloorRead::Blocking : FloorRead::Polled;
-    for (const FloorRead read : {first, first == FloorRead::Blocking ? FloorRead::Polled : FloorRead::Blocking}) {
+    // The floors alternate too: their order rotates by one each round, so
+    // each goes first, second and third in turn.
+    for (std::size_t k = 0; k < kFloorKinds.size(); ++k) {
+      const FloorKind kind = kFloorKinds[(k + static_cast<std::size_t>(round)) % kFloorKinds.size()];
+      const std::size_t wire = echo_frame_bytes(bytes);
+      if (kind == FloorKind::Shm) {
+        // No pipe to fill: the shared-memory floor runs the echo count at
+        // every size (the polled pipe floor's cut above 64 KiB does not apply).
+        const std::size_t count = plan.floor_count(bytes, /*polled=*/false);
+        const std::string name = BenchName("BM_ShmFloor")
+                                     .add("bytes", bytes)
+                                     .add("wire_bytes", wire)
+                                     .add("count", count)
+                                     .add("round", static_cast<std::size_t>(round))
+                                     .str();
+        register_run(name, count, [&plan, name, bytes, wire](benchmark::State& state) {
+          ShmFloor floor(wire);
+          run_floor(state, plan, name, floor, bytes);
+        });
+        continue;
+      }
+      const FloorRead read = kind == FloorKind::Blocking ? FloorRead::Blocking : FloorRead::Polled;
       const std::size_t count = plan.floor_count(bytes, read == FloorRead::Polled);
       const std::string name = BenchName("BM_PipeFloor")
                                    .add("bytes", bytes)
-                                   .add("wire_bytes", echo_frame_bytes(bytes))
+                                   .add("wire_bytes", wire)
                                    .add("count", count)
                                    .add("read", floor_read_name(read))
                                    .add("round", static_cast<std::size_t>(round))
                                    .str();
-      register_run(name, count, [&plan, name, read, bytes](benchmark::State& state) {
-        run_floor(state, plan, name, read, bytes);
+      register_run(name, count, [&plan, name, read, bytes, wire](benchmark::State& state) {
+        PipeFloor floor(wire, read);
+        run_floor(state, plan, name, floor, bytes);
       });
     }
   }

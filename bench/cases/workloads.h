@@ -18,7 +18,8 @@ inline constexpr std::size_t kSmallBytes = 8;
 // variant once, in the order variants_in_round(round) gives. harness/bench_main.cpp
 // calls them round by round, so the rounds of all workloads interleave.
 
-/// bench/cases/floor_bench.cpp: BM_PipeFloor, raw pipe ping-pong at every echo size.
+/// bench/cases/floor_bench.cpp: BM_PipeFloor (raw pipe ping-pong, blocking and polled)
+/// and BM_ShmFloor (shared-memory ping-pong) at every echo size.
 void register_floor_benchmarks(const BenchPlan& plan, int round);
 /// bench/cases/echo_bench.cpp: BM_Echo, back-to-back echoes at every size.
 void register_echo_benchmarks(const BenchPlan& plan, int round);

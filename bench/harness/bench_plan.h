@@ -41,7 +41,8 @@ struct BenchPlan {
   /// Timed echoes per (size, variant, round); larger messages get fewer.
   std::size_t echo_count(std::size_t bytes) const noexcept;
   /// Timed round trips per pipe floor; echo_count(bytes) except for polled
-  /// floors with messages over a pipe's capacity (see bench_plan.cpp).
+  /// floors with messages over a pipe's capacity (see bench_plan.cpp). The
+  /// shared-memory floor, with no pipe to fill, asks with polled false.
   std::size_t floor_count(std::size_t bytes, bool polled) const noexcept;
   /// Untimed echoes of `bytes` bytes before timing at that size (after the
   /// 8-byte warm-up of a fresh server): enough for buffers to reach their size.

@@ -85,6 +85,7 @@ export function pictures(args, { say, bench, find, floorOf, echoOf, tsgoOf }) {
     s.push({ title: "tsgo, shim off", sorted: tsgoOf(8, "off")?.sorted, style: "lw 1 dt 4 lc rgb '#9467bd'", reference: true });
     s.push({ title: "floor, blocking read", sorted: floorOf(8, "blocking")?.sorted, style: "lw 1 dt 2 lc rgb 'black'", reference: true });
     s.push({ title: "floor, polled read", sorted: floorOf(8, "polled")?.sorted, style: "lw 1 dt 3 lc rgb 'gray40'", reference: true });
+    s.push({ title: "floor, shared memory", sorted: floorOf(8, "shm")?.sorted, style: "lw 1 dt 5 lc rgb 'gray60'", reference: true });
     const png = cdf(args, "small_echo_cdf", "8-byte echo through the client shim: latency CDF per variant", s);
     if (png) drawn.push(["Small echo (8 B), back to back, per variant, with the floors", png]);
   }

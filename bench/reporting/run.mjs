@@ -79,7 +79,8 @@ export function loadRun(args) {
 
   const rounds = Number(bench.context.spinrpc_rounds) || Math.max(0, ...[...groups.values()].map((g) => g.runs.length));
 
-  const floorOf = (bytes, read) => find("BM_PipeFloor", { bytes, read });
+  /** A floor at `bytes`: `kind` "blocking" or "polled" (BM_PipeFloor's read), or "shm" (BM_ShmFloor). */
+  const floorOf = (bytes, kind) => (kind === "shm" ? find("BM_ShmFloor", { bytes }) : find("BM_PipeFloor", { bytes, read: kind }));
   const echoOf = (bytes, variant) => find("BM_Echo", { bytes, variant });
   const tsgoOf = (bytes, shim) => find("BM_EchoTsgo", { bytes, shim });
   return { bench, nodeRun, groups, rounds, find, floorOf, echoOf, tsgoOf };

@@ -25,11 +25,17 @@
 // Pictures are drawn with gnuplot (gnuplot-nox, scripts/setup.sh); without
 // gnuplot the report says so and has none.
 //
+// Sections written by other tools into the report being replaced, each
+// between <!-- NAME:begin --> and <!-- NAME:end --> with its own date and
+// command (a comparison of builds, a run against another TypeScript
+// version), are kept at its end. The workload's own section is left out:
+// bench/workload/report.mjs writes it afresh.
+//
 // One file per concern under bench/reporting/: args, latency_files, run (the
 // grouped benchmarks), format, machine, pictures, and sections/, one file
 // per report section; a new workload adds its section there and to SECTIONS.
 
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 
 import { parseArgs } from "./reporting/args.mjs";
@@ -60,6 +66,20 @@ const r = { ...loadRun(args), args, say: (...xs) => lines.push(...xs) };
 for (const section of SECTIONS) section(r);
 const drawn = pictures(args, r);
 
+/** The marked sections of the report at `path` that other tools wrote (see the header). */
+function keptSections(path) {
+  if (!existsSync(path)) return [];
+  const text = readFileSync(path, "utf8");
+  return [...text.matchAll(/<!-- ([a-z0-9.-]+):begin[^>]*-->[\s\S]*?<!-- \1:end -->/g)]
+    .filter((m) => m[1] !== "workload")
+    .map((m) => m[0]);
+}
+const kept = keptSections(args.out);
+// Where bench/workload/report.mjs puts its section: before the kept ones.
+if (kept.length) lines.push("<!-- workload:begin (bench/workload/report.mjs) -->", "<!-- workload:end -->");
+for (const section of kept) lines.push("", section);
+
 mkdirSync(dirname(resolve(args.out)), { recursive: true });
 writeFileSync(args.out, lines.join("\n") + "\n");
-console.log(`report: wrote ${args.out}${drawn ? ` and ${drawn} picture(s) in ${args.pngDir}` : ""}`);
+console.log(`report: wrote ${args.out}${drawn ? ` and ${drawn} picture(s) in ${args.pngDir}` : ""}` +
+  (kept.length ? `, keeping ${kept.length} section(s) other tools wrote` : ""));

@@ -143,6 +143,14 @@ CommandLine parse_command_line(const std::vector<std::string>& args, const char*
       if (const auto placement = parse_placement(text)) line.spin.placement = *placement;
       else line.warnings.push_back(ignored_spin_setting(SpinSetting::Placement, "--placement", text));
     }
+    else if (name == "shm") {
+      const std::string_view text = value();
+      const std::optional<ShmSetting> setting = parse_shm_setting(text);
+      if (!setting || setting->offered_fd >= 0) {
+        throw UsageError("invalid value \"" + std::string(text) + "\" for -shm: expected off or auto");
+      }
+      line.shm = !setting->off;
+    }
     else throw UsageError("flag provided but not defined: -" + std::string(name));
   }
   line.server.api_version = choose_api_version(api_version_flag, {kApiVersionVariable.name, api_version_env},
@@ -249,6 +257,10 @@ spinrpc's flags:
                         takes the CPUs, auto and occupy also move the server
                         now and then to its client's CPU (default:
                         SPINRPC_PLACEMENT, else auto; nothing with budget 0)
+  --shm=off|auto        take the shared memory a spawning spinrpc client offers
+                        (auto, the default: SPINRPC_SHM, else auto) or stay on
+                        the pipes (off); never with --async, --pipe or FIFOs
+                        (docs/SHARED-MEMORY.md)
   --stats               print the channel's spin counters to stderr at exit
   --max-message-bytes N refuse frames larger than N bytes (default 268435456)
   --help                print this text and exit 0 (after --api: to stderr,
@@ -263,7 +275,9 @@ only for a client that reads them with read(2), as spinrpc's shim and
 Node binding do (they set it for the server they start);
 SPINRPC_PEER_SPINS=1 says the client spins while it waits (the shim and
 the binding set it when their budget is over 0), so the server steps off
-a CPU it finds that client sharing.
+a CPU it finds that client sharing. SPINRPC_SHM=fd:N is a spinrpc
+client's offer of shared memory (a sealed memfd as fd N), SPINRPC_SHM=off
+refuses it.
 
 Besides tsgo's methods, getChannelStats answers the spin counters and the
 placement decision as JSON.

@@ -42,6 +42,9 @@ struct CommandLine {
   std::size_t max_message_bytes;  ///< --max-message-bytes N (default Limits::kDefaultMaxMessageBytes)
   SpinOverrides spin;             ///< --spin-us N, --adaptive=0|1, --placement=auto|off|occupy (beat TSGO_SYNC_SPIN_*, SPINRPC_PLACEMENT)
   bool print_stats = false;       ///< --stats: channel stats to stderr at exit
+  /// --shm=off|auto: take a spawning client's shared-memory offer (auto, the
+  /// default) or not (beats SPINRPC_SHM; docs/SHARED-MEMORY.md).
+  std::optional<bool> shm;
   /// One line each for values ignored rather than refused: an invalid spin
   /// setting (ignored_spin_setting, wait/settings.h; docs/SPIN.md#settings).
   std::vector<std::string> warnings;

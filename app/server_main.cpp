@@ -2,6 +2,8 @@
 
 #include <csignal>       // std::signal, SIGPIPE
 #include <signal.h>      // ::sigaction, sigemptyset
+#include <cstdlib>       // ::unsetenv
+#include <memory>        // std::shared_ptr
 #include <new>     // std::bad_alloc
 #include <string>        // std::string
 #include <string_view>   // std::string_view
@@ -15,6 +17,8 @@
 #include "descriptor/syscall.h"
 #include "channel/frame_channel.h"
 #include "channel/json_rpc_channel.h"
+#include "channel/shm_switch.h"
+#include "stream/shm_ring.h"
 #include "stream/peer_closed.h"
 #include "wait/settings.h"
 #include "protocol/protocol_error.h"
@@ -35,6 +39,44 @@ std::unique_ptr<Transport> make_transport(const CommandLine& line, CreatedFiles&
   }
   if (line.fifo_in) return make_fifo_transport(*line.fifo_in, *line.fifo_out, files);
   return make_stdio_transport();
+}
+
+// The shared memory a client that spawned us offers (SPINRPC_SHM=fd:N,
+// docs/SHARED-MEMORY.md, "Handshake"), mapped and checked, or null with
+// `reason` saying why not. The variable is removed from our environment
+// either way: the offer is for this process, not for any it starts. The
+// offered descriptor is closed once it proved to be a ring of ours, and
+// left as found otherwise.
+std::shared_ptr<SharedRing> take_shm_offer(const CommandLine& line, const std::string& program, std::string& reason) {
+  const char* value = process_environment(kShmVariable.name);
+  if (value == nullptr) {
+    reason = "pipes: no shared memory offered (a client that did not spawn this server, or not spinrpc's)";
+    return nullptr;
+  }
+  const std::optional<ShmSetting> setting = parse_shm_setting(value);
+  ::unsetenv(kShmVariable.name);
+  if (!setting) {
+    print_setting_warnings(program, std::vector<std::string>{std::string(kShmVariable.name) + " is not off, auto or fd:N; ignored"});
+    reason = "pipes: SPINRPC_SHM is not off, auto or fd:N";
+    return nullptr;
+  }
+  if (setting->offered_fd < 0) {
+    reason = setting->off ? "pipes: SPINRPC_SHM=off" : "pipes: no shared memory offered";
+    return nullptr;
+  }
+  if (line.shm == false) reason = "pipes: --shm=off";
+  else if (line.async) reason = "pipes: --async stays on its streams";
+  else if (line.pipe || line.fifo_in) reason = "pipes: only a server on its stdio takes shared memory";
+  if (!reason.empty()) return nullptr;
+  try {
+    auto ring = std::make_shared<SharedRing>(SharedRing::open(setting->offered_fd));
+    ::close(setting->offered_fd);
+    return ring;
+  } catch (const std::system_error& e) {
+    print_setting_warnings(program, std::vector<std::string>{std::string("shared memory offer refused: ") + e.what()});
+    reason = std::string("pipes: the shared memory offered was refused: ") + e.what();
+    return nullptr;
+  }
 }
 
 // Prints the channel's counters when the session ends, however it ends
@@ -137,7 +179,14 @@ int serve(const CommandLine& line, const std::string& program, const AddMethods&
   try {
     const std::unique_ptr<Transport> transport = make_transport(line, files, program);
     const bool spinning = channel_options.spin.budget.count() > 0;
+    std::string transport_reason;
+    std::shared_ptr<SharedRing> ring = take_shm_offer(line, program, transport_reason);
     FrameChannel channel(transport->accept(channel_options, spinning), std::move(channel_options));
+    if (ring) {
+      channel.switch_at_first_reply(shm_switch(std::move(ring), StreamSwitch::Side::server), StreamSwitch::Side::server);
+    } else {
+      channel.set_transport_reason(std::move(transport_reason));
+    }
     // From here this thread reads and writes the connection; the signal
     // watcher (and a socket's rejecter) need none of what it opens or
     // closes from now on. A table of its own keeps each read(2) and

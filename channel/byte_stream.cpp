@@ -44,10 +44,28 @@ const ChannelStats& ByteStream::stats() const noexcept {
   // The reader's stats live on the heap: filling the writer's counters in
   // changes no member of this object.
   ChannelStats& stats = reader_->stats();
-  const OutputStream::Counters written = out_->counters();
-  stats.lent_parts = written.lent_parts;
-  stats.unlent_parts = written.unlent_parts;
+  StreamCounters counted;
+  reader_->input().add_counters(counted);
+  out_->add_counters(counted);
+  stats.lent_parts = counted.lent_parts;
+  stats.unlent_parts = counted.unlent_parts;
+  stats.ring_sleeps = counted.ring_sleeps;
+  stats.ring_wakes = counted.ring_wakes;
+  stats.ring_full_waits = counted.ring_full_waits;
+  stats.transport = reader_->input().kind();
+  if (stats.transport_reason != transport_reason_) stats.transport_reason = transport_reason_;
   return std::as_const(*reader_).stats();
+}
+
+void ByteStream::replace_streams(const std::function<Streams(Streams)>& make, std::string reason) {
+  Streams current;
+  current.out = std::move(out_);
+  current.in = reader_->replace_input(nullptr);
+  Streams next = make(std::move(current));
+  reader_->replace_input(std::move(next.in));
+  out_ = std::move(next.out);
+  out_->set_before_write(reader_.get());
+  transport_reason_ = std::move(reason);
 }
 
 std::size_t ByteStream::fill(std::size_t need) {

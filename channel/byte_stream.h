@@ -6,9 +6,11 @@
 #include <chrono>    // std::chrono::steady_clock
 #include <cstddef>   // std::byte, std::size_t
 #include <cstdint>   // std::uint64_t
+#include <functional>  // std::function
 #include <memory>    // std::unique_ptr
 #include <optional>  // std::optional
 #include <span>      // std::span
+#include <string>    // std::string
 #include <string_view>  // std::string_view
 #include <vector>    // std::vector
 
@@ -120,6 +122,16 @@ class ByteStream {
   /// says when it shrinks back).
   std::size_t read_buffer_bytes() const noexcept { return capacity_; }
 
+  /// Moves onto the Streams `make` returns, given the ones in use (which it
+  /// may keep: a ring keeps the pipes for the peer's liveness). Nothing may
+  /// be buffered that the old input was to carry on; the buffer, the wait
+  /// policy and its counters carry on. `reason` says why, in stats().
+  void replace_streams(const std::function<Streams(Streams)>& make, std::string reason);
+
+  /// Says why the channel is on the transport it is on (ChannelStats::
+  /// transport_reason), when it stays there.
+  void set_transport_reason(std::string reason) { transport_reason_ = std::move(reason); }
+
   /// The streams (owned by this ByteStream).
   InputStream& input() noexcept { return reader_->input(); }
   OutputStream& output() noexcept { return *out_; }
@@ -147,6 +159,7 @@ class ByteStream {
 
   std::unique_ptr<SpinReader> reader_;  // owns the InputStream; the OutputStream's BeforeWrite hook
   std::unique_ptr<OutputStream> out_;
+  std::string transport_reason_;  // ChannelStats::transport_reason
   BufferOptions options_;
   ReadBuffer buffer_;            // uninitialised storage, capacity_ bytes
   std::size_t capacity_ = 0;

@@ -9,9 +9,12 @@
 #include "stream/peer_closed.h"
 #include "protocol/frame_decoder.h"
 #include "protocol/frame_encoder.h"
+#include "protocol/protocol_error.h"
 
 namespace spinrpc {
 namespace {
+
+bool is_reply(MessageType type) noexcept { return type == MessageType::Response || type == MessageType::Error; }
 
 iovec to_iovec(ByteView bytes) {
   return {const_cast<std::byte*>(bytes.data()), bytes.size()};
@@ -33,6 +36,9 @@ std::optional<FrameView> FrameChannel::try_read_frame(PayloadSink* sink) {
     if (result.status == DecodeResult::Status::Frame) {
       frame_size_ = result.size_bytes;
       mid_frame_.set(false);
+      if (switch_ && switch_side_ == StreamSwitch::Side::client && is_reply(result.frame.type)) {
+        after_first_reply_read();
+      }
       return result.frame;
     }
     mid_frame_.set(!stream_.buffered().empty());
@@ -102,7 +108,36 @@ void FrameChannel::write_frame(MessageType type, ByteView name, ByteView payload
   const FrameHeader header = encode_frame_header(type, name.size(), payload.size());
   iovec iov[4] = {to_iovec(header.prefix()), to_iovec(name), to_iovec(header.payload_header()),
                   to_iovec(payload)};
+  if (switch_ && switch_side_ == StreamSwitch::Side::server && is_reply(type)) [[unlikely]] {
+    // Only with nothing of the client's buffered past the request answered:
+    // a sync client has sent nothing more, and anything it had would be
+    // left behind on the pipe.
+    const bool move = stream_.buffered().size() == frame_size_ && switch_->agree();
+    stream_.write_all(iov);
+    finish_switch(move);
+    return;
+  }
   stream_.write_all(iov);
+}
+
+void FrameChannel::after_first_reply_read() {
+  const bool move = switch_->agree();
+  if (move && stream_.buffered().size() != frame_size_) {
+    // The server moved after this reply: bytes behind it on the pipe are
+    // not a sync server's.
+    switch_.reset();
+    throw ProtocolError("the server sent bytes after its first reply on the pipe, having moved to shared memory");
+  }
+  finish_switch(move);
+}
+
+void FrameChannel::finish_switch(bool move) {
+  const std::unique_ptr<StreamSwitch> done = std::move(switch_);
+  if (!move) {
+    stream_.set_transport_reason(done->reason(false));
+    return;
+  }
+  stream_.replace_streams([&](Streams current) { return done->move(std::move(current)); }, done->reason(true));
 }
 
 }  // namespace spinrpc

@@ -2,6 +2,7 @@
 
 #include <chrono>    // std::chrono::steady_clock
 #include <cstddef>   // std::size_t
+#include <memory>    // std::unique_ptr
 #include <optional>  // std::optional
 #include <utility>   // std::move
 
@@ -9,6 +10,7 @@
 #include "wait/channel_stats.h"
 #include "channel/cross_thread_flag.h"
 #include "channel/payload_sink.h"
+#include "channel/stream_switch.h"
 #include "descriptor/unique_fd.h"
 #include "stream/streams.h"
 #include "wait/spin_policy.h"
@@ -113,6 +115,19 @@ class FrameChannel {
   /// empty and must only be destroyed.
   ByteStream release_stream() && noexcept { return std::move(stream_); }
 
+  /// Moves the channel with `stream_switch` at the end of the first
+  /// exchange (channel/stream_switch.h): as the server, right after the
+  /// first Response or Error is written; as the client, right after it is
+  /// read, if the peer agreed. Set before the first Request. Until then, and
+  /// when the move does not happen, the channel stays on its streams.
+  void switch_at_first_reply(std::unique_ptr<StreamSwitch> stream_switch, StreamSwitch::Side side) noexcept {
+    switch_ = std::move(stream_switch);
+    switch_side_ = side;
+  }
+
+  /// Says why the channel stays on its streams (ChannelStats::transport_reason).
+  void set_transport_reason(std::string reason) { stream_.set_transport_reason(std::move(reason)); }
+
   /// The streams under the channel (owned by it).
   InputStream& input() noexcept { return stream_.input(); }
   OutputStream& output() noexcept { return stream_.output(); }
@@ -124,6 +139,13 @@ class FrameChannel {
   // nullopt when the sink declines.
   std::optional<FrameView> read_payload_into(PayloadSink& sink, const DecodeResult& partial);
 
+  // The first Response or Error was read (client) or is being written
+  // (server): moves or stays, then forgets the switch.
+  void finish_switch(bool move);
+  void after_first_reply_read();
+
+  std::unique_ptr<StreamSwitch> switch_;  // see switch_at_first_reply(); null once done
+  StreamSwitch::Side switch_side_ = StreamSwitch::Side::server;
   CrossThreadFlag mid_frame_;   // see mid_frame()
   std::size_t frame_size_ = 0;  // bytes of the frame last returned; consumed at the next read
 };

@@ -100,7 +100,8 @@ SpawnError::SpawnError(int err, const std::string& executable, std::vector<std::
 ChildProcess ChildProcess::spawn(const std::string& executable,
                                  const std::vector<std::string>& args, int stdin_fd,
                                  int stdout_fd, std::span<const std::string_view> add_env,
-                                 const std::optional<std::vector<std::string>>& environment) {
+                                 const std::optional<std::vector<std::string>>& environment,
+                                 int offered_ring_fd) {
   const UniqueFd stdin_copy = copy_above_stdio(stdin_fd, executable, args);
   const UniqueFd stdout_copy = copy_above_stdio(stdout_fd, executable, args);
   if (stdin_copy) stdin_fd = stdin_copy.get();
@@ -128,7 +129,14 @@ ChildProcess ChildProcess::spawn(const std::string& executable,
   // channel's pipe would keep that pipe open in this child, and the other
   // child's death would never show as EOF. glibc >= 2.34 closes the rest
   // (close_range in the child); this runs after the dup2 actions.
-  if (int err = ::posix_spawn_file_actions_addclosefrom_np(&files.actions, STDERR_FILENO + 1))
+  // The shared-memory offer, after the dup2s above: a stdin or stdout copy
+  // numbered kShmOfferedFd has been copied to 0 or 1 by then.
+  if (offered_ring_fd >= 0) {
+    if (int err = ::posix_spawn_file_actions_adddup2(&files.actions, offered_ring_fd, kShmOfferedFd))
+      throw SpawnError(err, executable, args);
+  }
+  const int first_closed = offered_ring_fd >= 0 ? kShmOfferedFd + 1 : STDERR_FILENO + 1;
+  if (int err = ::posix_spawn_file_actions_addclosefrom_np(&files.actions, first_closed))
     throw SpawnError(err, executable, args);
 
   SpawnAttr attr;
@@ -164,13 +172,22 @@ ChildProcess ChildProcess::spawn(const std::string& executable,
 
   const std::vector<std::string> added = entries_not_set(add_env, environment);
   std::vector<char*> env;
-  if (environment || !added.empty()) {
+  if (environment || !added.empty() || offered_ring_fd >= 0) {
+    // The offer replaces whatever SPINRPC_SHM the child would inherit.
+    const auto keep = [&](const char* entry) {
+      return offered_ring_fd < 0 || std::strncmp(entry, kShmOfferEntry.data(), std::strlen(kShmVariable.name) + 1) != 0;
+    };
     if (environment) {
-      for (const std::string& entry : *environment) env.push_back(const_cast<char*>(entry.c_str()));
+      for (const std::string& entry : *environment) {
+        if (keep(entry.c_str())) env.push_back(const_cast<char*>(entry.c_str()));
+      }
     } else {
-      for (char** e = environ; *e != nullptr; ++e) env.push_back(*e);
+      for (char** e = environ; *e != nullptr; ++e) {
+        if (keep(*e)) env.push_back(*e);
+      }
     }
     for (const std::string& entry : added) env.push_back(const_cast<char*>(entry.c_str()));
+    if (offered_ring_fd >= 0) env.push_back(const_cast<char*>(kShmOfferEntry.data()));
     env.push_back(nullptr);
   }
   char* const* const envp = env.empty() ? environ : env.data();

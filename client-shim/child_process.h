@@ -70,14 +70,19 @@ class ChildProcess {
   /// - `stdin_fd` as its fd 0, `stdout_fd` as its fd 1, our stderr as its fd 2,
   ///   and no other descriptor (everything from 3 up is closed in the child,
   ///   close-on-exec or not).
-  /// Both fds are borrowed: the caller closes its copies once this returns.
+  /// With `offered_ring_fd` (a shared-memory ring's memfd, 3 or above), the
+  /// child also gets it as fd kShmOfferedFd and kShmOfferEntry in its
+  /// environment in place of any SPINRPC_SHM entry (docs/SHARED-MEMORY.md,
+  /// "Handshake"): one documented descriptor more, nothing else.
+  /// The fds are borrowed: the caller closes its copies once this returns.
   /// Throws SpawnError if the child cannot be started: ENOENT when no
   /// candidate exists, EACCES when one was found but none could be run,
   /// the errno of the exec or of the spawn's own setup otherwise.
   static ChildProcess spawn(const std::string& executable, const std::vector<std::string>& args,
                             int stdin_fd, int stdout_fd,
                             std::span<const std::string_view> add_env = {},
-                            const std::optional<std::vector<std::string>>& environment = std::nullopt);
+                            const std::optional<std::vector<std::string>>& environment = std::nullopt,
+                            int offered_ring_fd = -1);
 
   ChildProcess() noexcept = default;
   ChildProcess(ChildProcess&& other) noexcept;

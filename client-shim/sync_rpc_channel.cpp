@@ -2,6 +2,7 @@
 
 #include <signal.h>  // ::sigaction, SIGPIPE, SIGKILL, SIG_DFL, SIG_IGN
 
+#include <memory>         // std::shared_ptr
 #include <optional>       // std::optional
 #include <stdexcept>      // std::logic_error, std::invalid_argument
 #include <system_error>   // std::system_error
@@ -13,6 +14,8 @@
 #include "descriptor/syscall.h"
 #include "client-shim/child_exited.h"
 #include "client-shim/child_process.h"
+#include "channel/shm_switch.h"
+#include "stream/shm_ring.h"
 #include "stream/timed_out.h"
 #include "transport/fifo.h"
 #include "transport/unix_socket.h"
@@ -278,6 +281,7 @@ SyncRpcChannel SyncRpcChannel::connect_socket(const std::string& path, SyncRpcOp
   state->options = std::move(options);
   Connection connection = connect_unix_socket(path, state->options.connect_timeout);
   state->open_channel(std::move(connection.in), std::move(connection.out), state->resolve_spin());
+  state->channel->set_transport_reason("socket: shared memory is offered only to a server this client spawns");
   return SyncRpcChannel(std::move(state));
 }
 
@@ -289,6 +293,7 @@ SyncRpcChannel SyncRpcChannel::connect_fifos(const std::string& to_server,
   state->options = std::move(options);
   Connection connection = connect_fifo_pair(to_server, from_server, state->options.connect_timeout);
   state->open_channel(std::move(connection.in), std::move(connection.out), state->resolve_spin());
+  state->channel->set_transport_reason("FIFOs: shared memory is offered only to a server this client spawns");
   return SyncRpcChannel(std::move(state));
 }
 
@@ -311,13 +316,29 @@ SyncRpcChannel::SyncRpcChannel(const std::string& executable, const std::vector<
   };
   PipePair to_child = spawn_pipe();    // child's stdin
   PipePair from_child = spawn_pipe();  // child's stdout
+  // The shared-memory offer: made before the spawn, taken or not after the
+  // first reply. A ring that cannot be made leaves the channel on pipes.
+  std::shared_ptr<SharedRing> ring;
+  std::string transport_reason;
+  if (client_offers_shm(s.options.shared_memory,
+                        [&](const char* name) { return environment_value(s.options.environment, name); })) {
+    try {
+      ring = std::make_shared<SharedRing>(SharedRing::create());
+    } catch (const std::exception& e) {
+      transport_reason = std::string("pipes: cannot make the shared-memory ring: ") + e.what();
+    }
+  } else {
+    transport_reason = "pipes: shared memory is off (SPINRPC_SHM=off or the shared_memory option)";
+  }
   // We read the child's stdout with read(2), so a spinrpc-server there may
   // lend its big Responses to the pipe instead of copying them in (what
   // other servers make of the variable: nothing); and a client that spins
   // says so (docs/PLACEMENT.md#two-spinners-on-one-cpu).
   SpinPolicy spin = s.resolve_spin();
   s.child = ChildProcess::spawn(executable, args, to_child.read_end.get(), from_child.write_end.get(),
-                                entries_for_started_server(spin.budget.count() > 0), s.options.environment);
+                                entries_for_started_server(spin.budget.count() > 0), s.options.environment,
+                                ring ? ring->fd() : -1);
+  if (ring) ring->close_fd();  // the child has its copy; the mapping stays
   // The child has its own copies now. Ours must go at once: while this
   // process holds the write end of the child's stdout, the child's death
   // never shows as EOF.
@@ -325,6 +346,12 @@ SyncRpcChannel::SyncRpcChannel(const std::string& executable, const std::vector<
   from_child.write_end.reset();
   s.open_channel(std::move(from_child.read_end), std::move(to_child.write_end), std::move(spin),
                  /*made_in_pipe=*/true);
+  if (ring) {
+    s.channel->switch_at_first_reply(shm_switch(std::move(ring), StreamSwitch::Side::client),
+                                     StreamSwitch::Side::client);
+  } else {
+    s.channel->set_transport_reason(std::move(transport_reason));
+  }
 }
 
 SyncRpcChannel::SyncRpcChannel(SyncRpcChannel&&) noexcept = default;

@@ -60,6 +60,13 @@ struct SyncRpcOptions {
   /// then runs one extra thread, asleep between bursts (docs/PLACEMENT.md).
   /// It never changes the process's CPU affinity, only that thread's.
   SpinOverrides spin;
+  /// Move the messages to a spawned spinrpc-server into shared memory
+  /// (docs/SHARED-MEMORY.md): the child is offered a sealed memfd as fd 3
+  /// and SPINRPC_SHM=fd:3, and the channel moves onto it after the first
+  /// reply if the server took it; any other server (tsgo) stays on its
+  /// pipes, the bytes on them unchanged. Unset: SPINRPC_SHM decides (off:
+  /// no; the default: offer). Only the constructor that spawns offers.
+  std::optional<bool> shared_memory;
   /// The child's environment, as "NAME=value" entries; std::nullopt (the
   /// default): this process's. When set, it is also where the unset spin
   /// settings above are looked up (TSGO_SYNC_SPIN_US, ...), so both ends

@@ -98,7 +98,7 @@ void FdOutputStream::write_lent(iovec part, WhileWriteWaits* while_waiting) {
     lent = lent_copies_->take(total);
     if (lent == nullptr) {
       // The reader has not caught up (a pipelining peer): copy into the pipe.
-      ++counters_.unlent_parts;
+      ++unlent_parts_;
       write_copied(&part, 1, while_waiting);
       return;
     }
@@ -130,7 +130,7 @@ void FdOutputStream::write_lent(iovec part, WhileWriteWaits* while_waiting) {
       if (err == EINVAL || err == ENOSYS || err == EPERM) {
         // No vmsplice here (a seccomp filter, an odd pipe): copy from now
         // on, the rest straight from the caller's bytes.
-        ++counters_.unlent_parts;
+        ++unlent_parts_;
         lend_ = false;
         iovec rest{source + sent, total - sent};
         write_copied(&rest, 1, while_waiting);
@@ -140,7 +140,7 @@ void FdOutputStream::write_lent(iovec part, WhileWriteWaits* while_waiting) {
     }
     sent += static_cast<std::size_t>(n);
   }
-  ++counters_.lent_parts;
+  ++lent_parts_;
 }
 
 void FdOutputStream::write_copied(iovec* iov, int count, WhileWriteWaits* while_waiting) {

@@ -5,6 +5,7 @@
 
 #include <array>     // std::array
 #include <cstddef>   // std::byte, std::size_t
+#include <cstdint>   // std::uint64_t
 #include <optional>  // std::optional
 #include <span>      // std::span
 
@@ -43,7 +44,10 @@ class FdOutputStream final : public OutputStream {
   void set_deadline(const Deadline& deadline) noexcept override { deadline_ = deadline; }
   bool lends_callers_memory() const noexcept override { return lend_ && !lent_copies_; }
   void reclaim_lent() noexcept override;
-  Counters counters() const noexcept override { return counters_; }
+  void add_counters(StreamCounters& into) const noexcept override {
+    into.lent_parts += lent_parts_;
+    into.unlent_parts += unlent_parts_;
+  }
   int fd() const noexcept override { return out_.get(); }
 
  private:
@@ -65,7 +69,8 @@ class FdOutputStream final : public OutputStream {
   bool lend_ = false;  // large_writes lends and out_ is a pipe: vmsplice big parts
   std::optional<LentCopies> lent_copies_;  // LargeWrites::lend_copies on a pipe
   std::size_t pipe_bytes_ = 0;  // out_'s capacity as last set or read; 0 = unknown
-  Counters counters_;
+  std::uint64_t lent_parts_ = 0;    // parts lent (vmsplice)
+  std::uint64_t unlent_parts_ = 0;  // big parts copied although lending is on
 };
 
 }  // namespace spinrpc

@@ -4,6 +4,8 @@
 #include <cstddef>   // std::byte, std::size_t
 #include <optional>  // std::optional
 
+#include "stream/stream_counters.h"
+
 namespace spinrpc {
 
 /// The reading end of a connection, as the wait rule sees it: something that
@@ -34,6 +36,12 @@ class InputStream {
   /// passes with nothing read.
   virtual std::size_t read_blocking(std::byte* buf, std::size_t len, const Deadline& deadline) = 0;
 
+  /// How many tries a spinning wait makes between two clock reads: 1 where
+  /// a try is a system call (its cost dwarfs the clock's); more where a try
+  /// is a load from memory, so that the clock does not stand between the
+  /// bytes' arrival and the try that sees them.
+  virtual unsigned tries_per_clock_read() const noexcept { return 1; }
+
   /// True when a read would not block now (bytes, or the end), without
   /// reading anything.
   virtual bool readable_now() = 0;
@@ -49,6 +57,9 @@ class InputStream {
   /// A descriptor poll(2) reports readable when a read would not block, or
   /// -1 if there is none (ByteStream's read-ahead while a write waits).
   virtual int poll_fd() const noexcept { return -1; }
+
+  /// Adds what this stream counted (stream/stream_counters.h) to `into`.
+  virtual void add_counters(StreamCounters& into) const noexcept { (void)into; }
 
   /// What the messages name the stream by ("fd 3", "ring").
   virtual const char* kind() const noexcept = 0;

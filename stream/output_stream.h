@@ -3,9 +3,10 @@
 #include <sys/uio.h>  // iovec
 
 #include <chrono>    // std::chrono::steady_clock
-#include <cstdint>   // std::uint64_t
 #include <optional>  // std::optional
 #include <span>      // std::span
+
+#include "stream/stream_counters.h"
 
 namespace spinrpc {
 
@@ -43,13 +44,6 @@ class OutputStream {
  public:
   using Deadline = std::optional<std::chrono::steady_clock::time_point>;
 
-  /// How many big parts went out lent rather than copied (BufferOptions::
-  /// LargeWrites), for ChannelStats.
-  struct Counters {
-    std::uint64_t lent_parts = 0;
-    std::uint64_t unlent_parts = 0;
-  };
-
   virtual ~OutputStream() = default;
 
   /// Writes every byte of `parts` in order, after telling the BeforeWrite
@@ -73,7 +67,8 @@ class OutputStream {
   /// peer that it has read is ours again.
   virtual void reclaim_lent() noexcept {}
 
-  virtual Counters counters() const noexcept { return {}; }
+  /// Adds what this stream counted (stream/stream_counters.h) to `into`.
+  virtual void add_counters(StreamCounters& into) const noexcept { (void)into; }
 
   /// The descriptor written to, or -1 if the stream has none.
   virtual int fd() const noexcept { return -1; }

@@ -39,7 +39,10 @@ namespace spinrpc {
   X(occupier_stolen_yields, "the occupier's yields that came back late with no other task run on its CPU: not contention") \
   X(occupied_time_us, "wall µs the occupier spent keeping CPUs busy, yields included")          \
   X(lent_parts, "big message parts lent to a pipe (vmsplice) instead of copied into it")         \
-  X(unlent_parts, "big parts copied although lending is on: the reader had not read the last")
+  X(unlent_parts, "big parts copied although lending is on: the reader had not read the last") \
+  X(ring_sleeps, "shared memory: reads that slept on the ring's futex after the spin")          \
+  X(ring_wakes, "shared memory: futex wakes sent to a peer asleep on the ring")               \
+  X(ring_full_waits, "shared memory: writes that found the ring full and waited for room")
 
 /// What a channel's reader did and the spin policy in force
 /// (docs/SPIN.md#counters). Counting is always on: a few integer increments
@@ -52,6 +55,10 @@ struct ChannelStats {
   bool adaptive = false;                ///< adaptive rule on
   bool spinning = false;                ///< the next wait spins
   std::string budget_reason;            ///< why `budget` (SpinPolicy::reason)
+  /// What carries the bytes: "descriptor" (pipes, a socket, FIFOs) or
+  /// "shared memory" (docs/SHARED-MEMORY.md); InputStream::kind().
+  std::string_view transport = "descriptor";
+  std::string transport_reason;         ///< why that transport (the handshake's outcome)
   // Placement (docs/PLACEMENT.md): the setting, the decision and why.
   std::string placement;                 ///< "auto", "off" or "occupy": the setting in force
   std::string placement_setting_reason;  ///< why that setting (SpinPolicy::placement_reason)
@@ -95,6 +102,8 @@ void for_each_stats_field(const ChannelStats& s, Visit&& visit) {
   visit(std::string_view("adaptive"), s.adaptive);
   visit(std::string_view("spinning"), s.spinning);
   visit(std::string_view("budget_reason"), std::string_view(s.budget_reason));
+  visit(std::string_view("transport"), s.transport);
+  visit(std::string_view("transport_reason"), std::string_view(s.transport_reason));
   visit(std::string_view("placement"), std::string_view(s.placement));
   visit(std::string_view("placement_setting_reason"), std::string_view(s.placement_setting_reason));
   visit(std::string_view("placement_mode"), s.placement_mode);

@@ -87,6 +87,17 @@ std::span<const std::string_view> entries_for_started_server(bool client_spins) 
 
 const char* process_environment(const char* name) { return std::getenv(name); }
 
+std::optional<ShmSetting> parse_shm_setting(std::string_view text) {
+  if (text.empty() || text == "auto" || text == "on" || text == "1") return ShmSetting{};
+  if (text == "off" || text == "0") return ShmSetting{.off = true};
+  if (!text.starts_with("fd:")) return std::nullopt;
+  const std::string_view digits = text.substr(3);
+  int fd = 0;
+  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), fd);
+  if (error != std::errc() || end != digits.data() + digits.size() || digits.empty() || fd < 3) return std::nullopt;
+  return ShmSetting{.offered_fd = fd};
+}
+
 bool variable_says_yes(const EnvironmentVariable& variable, const EnvLookup& env) {
   const char* value = env(variable.name);
   return value != nullptr && std::string_view(value) == "1";
@@ -284,6 +295,19 @@ ServerSettings resolve_server_settings(const SpinOverrides& flags, const EnvLook
 
 ServerSettings resolve_server_settings(const SpinOverrides& flags) {
   return server_settings(resolve_spin_policy(flags, process_environment), process_environment);
+}
+
+bool client_offers_shm(std::optional<bool> option, const EnvLookup& env) {
+  if (option) return *option;
+  const char* value = env(kShmVariable.name);
+  if (value == nullptr) return true;
+  const std::optional<ShmSetting> setting = parse_shm_setting(value);
+  if (!setting) {
+    const std::string line = std::string(kShmVariable.name) + "=" + value + " is not off, auto or fd:N; ignored";
+    print_setting_warnings(kWarningPrefix, std::span(&line, 1));
+    return true;
+  }
+  return !setting->off;
 }
 
 }  // namespace spinrpc

@@ -63,8 +63,10 @@ inline constexpr EnvironmentVariable kBindingVariable{
     "an error), report (one line on stderr each time the binding goes under a TypeScript 7 API); read in "
     "JavaScript, declared here so that the table is whole (docs/NODE.md)"};
 inline constexpr EnvironmentVariable kShmVariable{
-    "SPINRPC_SHM", "reserved: nothing reads it yet",
-    "reserved for the shared-memory transport (issue \"shared memory\"); its entry is filled when it is read"};
+    "SPINRPC_SHM", "spinrpc-server, the client shim, the Node binding; the shim and the binding set it for the server they start",
+    "off or 0: no shared memory at this end (--shm=off, SyncRpcOptions::shared_memory and sharedMemory beat it); "
+    "fd:N: set by a spinrpc client for the server it starts, the memfd it offers, inherited as fd N; unset, auto, "
+    "on or 1: a client offers, a server takes an offer (docs/SHARED-MEMORY.md)"};
 inline constexpr EnvironmentVariable kTraceVariable{
     "SPINRPC_TRACE", "reserved: nothing reads it yet",
     "reserved for tracing (issue \"trace\"); its entry is filled when it is read"};
@@ -87,6 +89,21 @@ static_assert(kPeerSpinsEntry.starts_with(kPeerSpinsVariable.name));
 /// user set wins): kLendRepliesVariable always (they read its stdout with
 /// read(2)), kPeerSpinsVariable when the client's budget is over 0.
 std::span<const std::string_view> entries_for_started_server(bool client_spins) noexcept;
+
+/// What kShmVariable says: off, or the memfd a client offers (fd:N), or
+/// neither (offer, and take an offer).
+struct ShmSetting {
+  bool off = false;
+  int offered_fd = -1;  ///< fd:N; -1: none offered
+};
+/// The one parser of kShmVariable's value; std::nullopt for anything else.
+std::optional<ShmSetting> parse_shm_setting(std::string_view text);
+/// The descriptor a client's memfd has in the server it starts, and the
+/// entry that says so in that server's environment (replacing any other
+/// SPINRPC_SHM there: the offer is the client's to make).
+inline constexpr int kShmOfferedFd = 3;
+inline constexpr std::string_view kShmOfferEntry = "SPINRPC_SHM=fd:3";
+static_assert(kShmOfferEntry.starts_with(kShmVariable.name));
 
 /// Explicit settings that beat the environment: the server's --spin-us and
 /// --adaptive flags, the client shim's options.
@@ -152,6 +169,11 @@ const char* process_environment(const char* name);
 
 /// Whether `variable` is "1" in `env` (kLendRepliesVariable, kPeerSpinsVariable).
 bool variable_says_yes(const EnvironmentVariable& variable, const EnvLookup& env);
+
+/// Whether a client offers shared memory to a server it starts: `option`
+/// when set, else what kShmVariable in `env` says (an invalid value is one
+/// line on stderr, and the client offers).
+bool client_offers_shm(std::optional<bool> option, const EnvLookup& env);
 
 /// Writes `lines` (each a setting ignored or refused, without newline) to
 /// stderr as "<program>: <line>\n" in one write that never waits

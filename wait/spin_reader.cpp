@@ -209,8 +209,11 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len, WaitFor wait_
   // compared by medians a few µs apart (docs/SPIN-NOTES.md, "The reply
   // path").
   Clock::time_point tried_at = start;
+  const unsigned tries_per_clock_read = in_->tries_per_clock_read();
   for (;;) {
-    const long n = in_->try_read(buf, len);
+    long n = in_->try_read(buf, len);
+    // Cheap tries (a ring in memory): a few more before the clock is read.
+    for (unsigned more = tries_per_clock_read; n < 0 && --more > 0;) n = in_->try_read(buf, len);
     if (n >= 0) {
       const Clock::time_point now = cycle_open() ? Clock::now() : tried_at;
       ++stats_.spin_hits;

@@ -38,6 +38,14 @@ class SpinReader final : public BeforeWrite {
   InputStream& input() noexcept { return *in_; }
   const InputStream& input() const noexcept { return *in_; }
 
+  /// Reads `in` (not null) from now on and returns the stream read so far
+  /// (a channel moving onto shared memory: docs/SHARED-MEMORY.md). The
+  /// policy, counters and placement carry on.
+  std::unique_ptr<InputStream> replace_input(std::unique_ptr<InputStream> in) noexcept {
+    in_.swap(in);
+    return in;
+  }
+
   /// What a wait waits for: a new message, or the rest of one whose first
   /// bytes are in (the peer is writing it now).
   enum class WaitFor { message, rest_of_message };

@@ -104,9 +104,14 @@ class ShmInputStream final : public InputStream {
   }
 
   std::size_t read_blocking(std::byte* buf, std::size_t len, const Deadline& deadline) override {
+    // A peer that died before this wait began is found before the first
+    // sleep, not a liveness period later.
+    bool asked_pipe = false;
     for (;;) {
       if (const long n = try_read(buf, len); n >= 0) return static_cast<std::size_t>(n);
-      if (!sleep_for_bytes(deadline)) {
+      const bool gone = !asked_pipe && peer_gone();
+      asked_pipe = true;
+      if (gone || !sleep_for_bytes(deadline)) {
         // The peer is gone: what it published before it went is read first.
         const long n = try_read(buf, len);
         return n > 0 ? static_cast<std::size_t>(n) : 0;
@@ -281,6 +286,7 @@ class ShmOutputStream final : public OutputStream {
       if (const std::size_t n = room_for(1); n > 0) return room();
       cpu_relax();
     } while (Clock::now() < spin_until);
+    if (reader_gone()) throw PeerClosed("cannot write to peer: it closed the connection", PeerClosed::Where::Writing);
     for (;;) {
       const std::chrono::nanoseconds limit = sleep_limit(deadline_, "the peer took no more bytes before the deadline");
       announce_sleep(control_.writer.asleep, light_);

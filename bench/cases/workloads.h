@@ -41,5 +41,7 @@ void register_slow_server_benchmarks(const BenchPlan& plan, int round);
 void register_worst_case_benchmarks(const BenchPlan& plan, int round);
 /// bench/cases/oversubscribed_bench.cpp: BM_Oversubscribed, N pairs at once.
 void register_oversubscribed_benchmarks(const BenchPlan& plan, int round);
+/// BM_DeadPeer (bench/cases/dead_peer_bench.cpp): a dead peer to a typed error, per transport.
+void register_dead_peer_benchmarks(const BenchPlan& plan, int round);
 
 }  // namespace spinrpc::bench

@@ -72,6 +72,7 @@ int main(int argc, char** argv) {
     register_slow_server_benchmarks(plan, round);
     register_worst_case_benchmarks(plan, round);
     register_oversubscribed_benchmarks(plan, round);
+    register_dead_peer_benchmarks(plan, round);
   }
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -6,7 +6,7 @@
 // client spends the recorded gap as busy work, as the walker did.
 //
 //   spinrpc-replay --trace FILE [--start I] [--limit N] [--rounds R] [--parallel LIST]
-//                  [--variants default,off] [--server PATH] [--json FILE]
+//                  [--variants default,off,pipes] [--server PATH] [--json FILE]
 //   spinrpc-replay --check FILE
 //
 // --start I         skip the first I requests (default 0; 2 skips initialize
@@ -17,8 +17,10 @@
 // --parallel LIST   comma-separated concurrency levels, e.g. 1,2,3,4: at each,
 //                   that many replays run at once, each its own client
 //                   process and server (default 1)
-// --variants LIST   default (no spin setting anywhere: both ends' defaults)
-//                   and/or off (--spin-us 0 and shim budget 0)
+// --variants LIST   default (no spin setting anywhere: both ends' defaults,
+//                   shared memory included), off (--spin-us 0 and shim
+//                   budget 0) and/or pipes (the defaults over pipes:
+//                   SyncRpcOptions::shared_memory false; docs/SHARED-MEMORY.md)
 // --server PATH     the server (default: SPINRPC_BENCH_SERVER, else the
 //                   spinrpc-bench-server next to this executable)
 // --json FILE       one JSON object per replay (bench/workload/report.mjs)
@@ -81,7 +83,20 @@ struct Result {
   double wall_ms, client_cpu_ms, server_cpu_ms;
 };
 
-Result replay_once(const std::vector<TraceRequest>& trace, const std::string& server, bool spin_off) {
+// The time the trace itself asks for, in ms: every request's recorded
+// handling time and every gap between requests. What the wall clock spends
+// beyond it is the transport's: waits, wake-ups, framing, copies.
+double recorded_ms(const std::vector<TraceRequest>& trace) {
+  std::int64_t ns = 0;
+  for (std::size_t i = 0; i < trace.size(); ++i) {
+    ns += std::max<std::int64_t>(trace[i].server_ns, 0);
+    if (i + 1 < trace.size()) ns += std::max<std::int64_t>(trace[i].gap_ns, 0);
+  }
+  return static_cast<double>(ns) / 1e6;
+}
+
+Result replay_once(const std::vector<TraceRequest>& trace, const std::string& server, const std::string& variant) {
+  const bool spin_off = variant == "off";
   // Payloads first, outside the timed loop.
   std::vector<std::string> payloads;
   payloads.reserve(trace.size());
@@ -104,6 +119,7 @@ Result replay_once(const std::vector<TraceRequest>& trace, const std::string& se
     options.spin.adaptive = false;
     args.insert(args.end(), {"--spin-us", "0", "--adaptive=0"});
   }
+  if (variant == "pipes") options.shared_memory = false;
   spinrpc::SyncRpcChannel channel(server, args, options);
   for (int i = 0; i < 200; ++i) channel.request("echo", "warm");
 
@@ -139,8 +155,8 @@ std::string default_server() {
 
 // Runs `parallel` replays at once, each in its own forked process; returns
 // their results in replica order. Fork happens before any channel exists.
-std::vector<Result> replay_parallel(const std::vector<TraceRequest>& trace, const std::string& server, bool off,
-                                    int parallel) {
+std::vector<Result> replay_parallel(const std::vector<TraceRequest>& trace, const std::string& server,
+                                    const std::string& variant, int parallel) {
   std::vector<std::pair<pid_t, int>> children;
   for (int i = 0; i < parallel; ++i) {
     int fds[2];
@@ -151,7 +167,7 @@ std::vector<Result> replay_parallel(const std::vector<TraceRequest>& trace, cons
       close(fds[0]);
       int status = 0;
       try {
-        const Result r = replay_once(trace, server, off);
+        const Result r = replay_once(trace, server, variant);
         if (write(fds[1], &r, sizeof r) != sizeof r) status = 1;
       } catch (const std::exception& e) {
         std::fprintf(stderr, "spinrpc-replay: %s\n", e.what());
@@ -182,7 +198,7 @@ std::vector<Result> replay_parallel(const std::vector<TraceRequest>& trace, cons
 
 constexpr char kUsage[] =
     "usage: spinrpc-replay --trace FILE [--start I] [--limit N] [--rounds R] [--parallel 1,2,3,4] "
-    "[--variants default,off] [--server PATH] [--json FILE]\n"
+    "[--variants default,off,pipes] [--server PATH] [--json FILE]\n"
     "       spinrpc-replay --check FILE\n";
 
 int run(int argc, char** argv) {
@@ -213,7 +229,9 @@ int run(int argc, char** argv) {
     return 0;
   }
   if (trace_path.empty()) throw std::invalid_argument("--trace is required");
-  for (const auto& v : variants) if (v != "default" && v != "off") throw std::invalid_argument("unknown variant " + v);
+  for (const auto& v : variants) {
+    if (v != "default" && v != "off" && v != "pipes") throw std::invalid_argument("unknown variant " + v);
+  }
   for (const auto& level : parallel_list) {
     whole_number("--parallel", level, 1);
   }
@@ -222,6 +240,7 @@ int run(int argc, char** argv) {
   unsetenv("TSGO_SYNC_SPIN_US");
   unsetenv("TSGO_SYNC_SPIN_ADAPTIVE");
 
+  const double recorded = recorded_ms(trace);
   std::ofstream json;
   if (!json_path.empty()) json.open(json_path);
   for (const auto& level : parallel_list) {
@@ -229,14 +248,15 @@ int run(int argc, char** argv) {
     for (int round = 0; round < rounds; ++round) {
       for (std::size_t k = 0; k < variants.size(); ++k) {
         const std::string& v = variants[(k + round) % variants.size()];
-        const auto results = replay_parallel(trace, server, v == "off", parallel);
+        const auto results = replay_parallel(trace, server, v, parallel);
         for (std::size_t replica = 0; replica < results.size(); ++replica) {
           const Result& r = results[replica];
           char line[512];
           std::snprintf(line, sizeof line,
                         R"({"client":"shim","variant":"%s","parallel":%d,"round":%d,"replica":%zu,"requests":%zu,)"
-                        R"("wallMs":%.3f,"clientCpuMs":%.3f,"serverCpuMs":%.3f})",
-                        v.c_str(), parallel, round, replica, trace.size(), r.wall_ms, r.client_cpu_ms, r.server_cpu_ms);
+                        R"("wallMs":%.3f,"recordedMs":%.3f,"clientCpuMs":%.3f,"serverCpuMs":%.3f})",
+                        v.c_str(), parallel, round, replica, trace.size(), r.wall_ms, recorded, r.client_cpu_ms,
+                        r.server_cpu_ms);
           std::cout << line << '\n' << std::flush;
           if (json) json << line << '\n';
         }

@@ -48,14 +48,14 @@ void copy_out(const SharedRing::Direction& d, std::uint32_t at, std::byte* dst, 
   const std::uint32_t offset = at & (d.size - 1);
   const std::size_t first = std::min<std::size_t>(len, d.size - offset);
   std::memcpy(dst, d.bytes + offset, first);
-  std::memcpy(dst + first, d.bytes, len - first);
+  if (first < len) std::memcpy(dst + first, d.bytes, len - first);
 }
 
 void copy_in(const SharedRing::Direction& d, std::uint32_t at, const std::byte* src, std::size_t len) noexcept {
   const std::uint32_t offset = at & (d.size - 1);
   const std::size_t first = std::min<std::size_t>(len, d.size - offset);
   std::memcpy(d.bytes + offset, src, first);
-  std::memcpy(d.bytes, src + first, len - first);
+  if (first < len) std::memcpy(d.bytes, src + first, len - first);
 }
 
 // The fast half of the wake protocol's Dekker pair: publishes `value`,

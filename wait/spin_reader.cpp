@@ -161,6 +161,21 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len, WaitFor wait_
     ++stats_.plain_waits;
     return blocking_read(buf, len);
   }
+  // Branch: spinning, on a stream whose tries are loads from memory (a ring):
+  // its first tries come before any clock read, so that a reply already on
+  // its way costs none. A hit here is a wait of no measurable length.
+  const unsigned tries_per_clock_read = in_->tries_per_clock_read();
+  if (tries_per_clock_read > 1 && controller_.spinning() && cycle_wait_ == CycleWait::spin && !cycle_open()) {
+    for (unsigned i = 0; i < tries_per_clock_read; ++i) {
+      if (const long n = in_->try_read(buf, len); n >= 0) {
+        ++stats_.spin_hits;
+        note_shared_cpu(false);
+        const Clock::time_point now{};
+        end_wait(now, now);
+        return static_cast<std::size_t>(n);
+      }
+    }
+  }
   const Clock::time_point start = Clock::now();
   // Branch: suspended by the adaptive rule: a plain blocking read.
   if (!controller_.spinning()) {
@@ -188,8 +203,9 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len, WaitFor wait_
     end_wait(start, Clock::now());
     return n;
   }
-  // Branch: spinning. A vDSO clock read costs a small fraction of a try,
-  // so the deadline is checked on every try.
+  // Branch: spinning. A vDSO clock read costs a small fraction of a try on
+  // a descriptor, so the deadline is checked on every try; a ring makes
+  // tries_per_clock_read tries per read.
   const Clock::time_point deadline = start + policy_.budget;
   // Yields from the first try when the last spinning wait found our CPU
   // shared (a yield came back late): there the peer, or another pair, needs
@@ -209,7 +225,6 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len, WaitFor wait_
   // compared by medians a few µs apart (docs/SPIN-NOTES.md, "The reply
   // path").
   Clock::time_point tried_at = start;
-  const unsigned tries_per_clock_read = in_->tries_per_clock_read();
   for (;;) {
     long n = in_->try_read(buf, len);
     // Cheap tries (a ring in memory): a few more before the clock is read.

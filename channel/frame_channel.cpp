@@ -47,7 +47,15 @@ std::optional<FrameView> FrameChannel::try_read_frame(PayloadSink* sink) {
     // Branch: a big payload, most of it still to come, and a sink for it.
     if (sink != nullptr && result.payload_begin != 0 &&
         result.size_bytes - result.payload_begin >= PayloadSink::kMinBytes) {
-      if (auto frame = read_payload_into(*sink, result)) return frame;
+      if (auto frame = read_payload_into(*sink, result)) {
+        // A first reply read into the sink is the first reply too: without
+        // this the client stayed on the pipe while the server moved, and
+        // the server exited at the next request.
+        if (switch_ && switch_side_ == StreamSwitch::Side::client && is_reply(frame->type)) {
+          after_first_reply_read();
+        }
+        return frame;
+      }
       sink = nullptr;  // declined: asked once per frame
     }
     if (stream_.fill(result.size_bytes) == 0) {

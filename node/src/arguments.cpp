@@ -135,6 +135,11 @@ void read_options(const Napi::Value& value, SyncRpcOptions& options, bool& colle
         throw Napi::TypeError::New(value.Env(),
                                    "SyncRpcChannel: option callbackFailure must be \"continue\", \"throw\" or \"poison\"");
       }
+    } else if (key == "sharedMemory") {
+      // false: no shared-memory offer to the server (it stays on the
+      // pipes); true: offer it even under SPINRPC_SHM=off; unset:
+      // SPINRPC_SHM in the child's environment decides (docs/NODE.md).
+      options.shared_memory = bool_option(v, "sharedMemory");
     } else if (key == "maxMessageBytes") {
       const long long bytes = count_option(v, "maxMessageBytes");
       if (bytes == 0) throw Napi::TypeError::New(value.Env(), "SyncRpcChannel: option maxMessageBytes must be positive");
@@ -143,7 +148,7 @@ void read_options(const Napi::Value& value, SyncRpcOptions& options, bool& colle
       throw Napi::TypeError::New(value.Env(),
                                  "SyncRpcChannel: unknown option " + key +
                                      " (collectTiming, spinUs, adaptive, placement, "
-                                     "requestTimeoutMs, closeGraceMs, maxMessageBytes, env, callbackFailure)");
+                                     "requestTimeoutMs, closeGraceMs, maxMessageBytes, sharedMemory, env, callbackFailure)");
     }
   }
 }

@@ -2,17 +2,20 @@
 // is read into the sink's memory, whatever the cuts it arrives in; small
 // payloads, frames already whole and a sink that declines leave the buffer
 // in charge; the frames after a sunk one read as usual; EOF inside a sunk
-// payload is PeerClosed; and the sink sees the frame's type and length.
+// payload is PeerClosed; the sink sees the frame's type and length; and a
+// first reply read into the sink settles the client's stream switch.
 // prepare_while_waiting gives the sink steps only while nothing is there to
 // read.
 #include <doctest/doctest.h>
 
 #include <cstddef>  // std::byte, std::size_t
+#include <memory>   // std::make_unique
 #include <span>     // std::span
 #include <string>   // std::string
 #include <vector>   // std::vector
 
 #include "channel/payload_sink.h"
+#include "channel/stream_switch.h"
 #include "stream/peer_closed.h"
 #include "tests/channel/frame_channel_test_util.h"
 
@@ -119,6 +122,49 @@ TEST_CASE("EOF inside a payload read into the sink is PeerClosed") {
     REQUIRE(error.has_value());
     CHECK(error->where() == PeerClosed::Where::InsideField);
     CHECK(sink.asked.size() == 1);
+    CHECK(writer.finish() == "");
+  }
+}
+
+// A client's switch whose server never agrees: counts the client's asks.
+class CountingSwitch final : public StreamSwitch {
+ public:
+  explicit CountingSwitch(int& asked) : asked_(asked) {}
+  bool agree() override {
+    ++asked_;
+    return false;
+  }
+  Streams move(Streams current) override { return current; }
+  std::string reason(bool) const override { return "stayed: asked"; }
+
+ private:
+  int& asked_;
+};
+
+TEST_CASE("a first reply read into the sink settles the stream switch, as one read from the buffer does") {
+  // The client once skipped the switch when the first reply went to the
+  // sink: the server moved to shared memory and the client stayed on the
+  // pipe (docs/SHARED-MEMORY.md, "Handshake").
+  const std::size_t big = PayloadSink::kMinBytes * 2;
+  const std::vector<Expected> frames = {
+      {MessageType::Response, bytes("echo"), pattern(big, 12)},
+      {MessageType::Response, bytes("echo"), pattern(big, 13)},
+  };
+  for (Transport transport : kTransports) {
+    CAPTURE(to_string(transport));
+    Link link = make_link(transport);
+    FrameChannel reader = reading_channel(link, small_buffer());
+    int asked = 0;
+    reader.switch_at_first_reply(std::make_unique<CountingSwitch>(asked), StreamSwitch::Side::client);
+    Dribbler writer(link, wire(frames), {.chunk = 4096, .lockstep = true});
+    RecordingSink sink;
+    const std::optional<FrameView> first = reader.try_read_frame(&sink);
+    CHECK(mismatch(first, frames[0]) == "");
+    CHECK(points_into(first->payload, sink.memory));
+    CHECK(asked == 1);
+    CHECK(reader.stats().transport_reason == "stayed: asked");
+    CHECK(mismatch(reader.try_read_frame(&sink), frames[1]) == "");
+    CHECK(asked == 1);  // the switch is settled once, at the first reply
     CHECK(writer.finish() == "");
   }
 }

@@ -3,8 +3,15 @@
 // child as Node does"). Each test runs the same program through both and
 // compares what happened: which program ran, with which argv, from which
 // PATH entry, or the error and its properties; the child's signal
-// dispositions, mask and descriptors. The program is a probe script that
-// writes what it sees to the file named by PROBE_OUT and exits.
+// dispositions, mask, descriptors and environment. The program is a probe
+// script that writes what it sees to the file named by PROBE_OUT and exits.
+//
+// The binding runs each case twice: as it is, offering shared memory
+// (docs/SHARED-MEMORY.md), where its child gets exactly two things more than
+// Node's, fd 3 a memfd named spinrpc-ring and SPINRPC_SHM=fd:3 in its
+// environment; and with sharedMemory: false, where it gets what Node's does.
+// Both ways it also gets the environment entries it always adds
+// (SPINRPC_LEND_REPLIES=1, SPINRPC_PEER_SPINS=1 when it spins: docs/HARDENING.md).
 
 import { describe, test, after } from "node:test";
 import assert from "node:assert/strict";
@@ -17,18 +24,33 @@ import { REPO_ROOT } from "./peers.mjs";
 
 const { SyncRpcChannel } = await import(pathToFileURL(join(REPO_ROOT, "node", "index.mjs")).href);
 
+// The binding offers shared memory unless SPINRPC_SHM=off says otherwise:
+// these tests decide that themselves, case by case.
+const SHM_WITHOUT = process.env.SPINRPC_SHM;
+delete process.env.SPINRPC_SHM;
+after(() => { if (SHM_WITHOUT !== undefined) process.env.SPINRPC_SHM = SHM_WITHOUT; });
+
 const scratch = mkdtempSync(join(tmpdir(), "spinrpc-spawn-"));
 after(() => rmSync(scratch, { recursive: true, force: true }));
 
+// Two tools the probe runs by absolute path: the child's PATH is what a
+// test makes it, often one where neither is found.
+const [TR, READLINK] = spawnSync("/bin/sh", ["-c", "command -v tr; command -v readlink"], { encoding: "utf8" })
+  .stdout.trim().split("\n");
+
 // What a probe reports: its $0 and arguments, and from /proc its signal
-// state and open descriptors. Builtins only, so that the shell reports
-// itself at rest (dash blocks every signal while it waits for a child it
-// forked, and a grep would see that); the directory the glob reads is
-// closed again before the test -e.
+// state, open descriptors, what fd 3 is if it is open, and its environment
+// as exec gave it (one entry a line, in order, after "environ:"). Builtins
+// only up to the descriptors, so that the shell reports itself at rest
+// (dash blocks every signal while it waits for a child it forked, and a grep
+// would see that); the directory the glob reads is closed again before the
+// test -e.
 const PROBE_BODY = `{
   printf 'argv:'; for a in "$0" "$@"; do printf ' [%s]' "$a"; done; echo
   while IFS= read -r l; do case $l in Sig[BIC]*) echo "$l";; esac; done < /proc/$$/status
   printf 'fds:'; for f in /proc/$$/fd/*; do [ -e "$f" ] && printf ' %s' "\${f##*/}"; done; echo
+  if [ -e /proc/$$/fd/3 ]; then printf 'fd 3: '; ${READLINK} /proc/$$/fd/3; fi
+  echo environ:; ${TR} '\\0' '\\n' < /proc/$$/environ
 } > "$PROBE_OUT"
 `;
 
@@ -89,12 +111,15 @@ function throughNode(file, args, env) {
   }));
 }
 
-/** The same through the binding: the constructor spawns, close() reaps. */
-function throughBinding(file, args, env) {
+/**
+ * The same through the binding: the constructor spawns, close() reaps.
+ * `options` are more of the binding's (sharedMemory).
+ */
+function throughBinding(file, args, env, options = {}) {
   return withOut(env, (childEnv, out) => {
     let channel;
     try {
-      channel = new SyncRpcChannel(file, args, { closeGraceMs: 5000, ...(childEnv && { env: childEnv }) });
+      channel = new SyncRpcChannel(file, args, { closeGraceMs: 5000, ...options, ...(childEnv && { env: childEnv }) });
     } catch (e) {
       return { error: errorShape(e) };
     }
@@ -103,25 +128,63 @@ function throughBinding(file, args, env) {
   });
 }
 
-// The descriptors a report lists, and the report without them.
+// The descriptors a report lists; what it says fd 3 is (null when it is
+// closed); its environment entries, in order (PROBE_OUT, which names a file
+// of each run's own, left out).
 const fdsOf = (report) => report?.match(/^fds: (.*)$/m)?.[1].split(" ").map(Number).sort((a, b) => a - b) ?? null;
-const withoutFds = (outcome) => ({ ...outcome, report: outcome.report?.replace(/^fds: .*\n/m, "") ?? outcome.report });
+const fd3Of = (report) => report?.match(/^fd 3: (.*)$/m)?.[1] ?? null;
+const environOf = (report) =>
+  report?.split("\nenviron:\n")[1]?.split("\n").filter((e) => e !== "" && !e.startsWith("PROBE_OUT=")) ?? null;
+/** The report without its descriptors, fd 3's name and environment: what must be equal as it is. */
+const withoutFds = (outcome) => ({
+  ...outcome,
+  report: outcome.report?.replace(/^fds: .*\n/m, "").replace(/^fd 3: .*\n/m, "").replace(/\nenviron:\n[^]*$/, "\n") ?? outcome.report,
+});
+
+// What the binding's child has that Node's has not, on purpose: the shared
+// memory offered (docs/SHARED-MEMORY.md), and the entries for spinrpc-server
+// that the shim and the binding add unless the environment names them
+// already (docs/HARDENING.md, "Starting a child as Node does").
+const MEMFD = "/memfd:spinrpc-ring (deleted)";
+const OFFER_ENTRY = "SPINRPC_SHM=fd:3";
+const ADDED_ENTRIES = ["SPINRPC_LEND_REPLIES=1", "SPINRPC_PEER_SPINS=1"];
 
 /**
- * Both ways; asserts they agree and returns Node's outcome. The descriptors
- * agree up to what Node passes on that is not its own: a descriptor this
- * process inherited without close-on-exec reaches Node's child (libuv closes
- * nothing), never the binding's.
+ * Asserts that the binding's child got what Node's did, with `offered`
+ * (whether the binding offered shared memory) deciding the only other
+ * difference allowed: fd 3 the ring's memfd, and SPINRPC_SHM=fd:3 in place
+ * of any SPINRPC_SHM Node's child got.
+ */
+function assertSameChild(binding, node, offered, what) {
+  assert.deepEqual(withoutFds(binding), withoutFds(node), `${what}: the binding against Node's spawn`);
+  const [ours, nodes] = [fdsOf(binding.report), fdsOf(node.report)];
+  if (!ours) return;  // an error, or a program of the test's own that reports something else
+  // The descriptors agree up to what Node passes on that is not its own: a
+  // descriptor this process inherited without close-on-exec reaches Node's
+  // child (libuv closes nothing), never the binding's.
+  assert.deepEqual(ours.filter((fd) => fd < 10), offered ? [0, 1, 2, 3] : [0, 1, 2],
+    `${what}: the binding's child has 0, 1, 2${offered ? " and the offered 3" : ""} below 10`);
+  if (offered) assert.equal(fd3Of(binding.report), MEMFD, `${what}: fd 3 is the ring's memfd`);
+  else assert.equal(fd3Of(binding.report), null, `${what}: no fd 3 without the offer`);
+  const beyond = ours.filter((fd) => !(offered && fd === 3));
+  assert.deepEqual(nodes.filter((fd) => beyond.includes(fd)), beyond, `${what}: every other descriptor of the binding's child is in Node's`);
+  // The environment: Node's, in Node's order, then the entries added.
+  const theirs = environOf(node.report);
+  let expected = offered ? theirs.filter((e) => !e.startsWith("SPINRPC_SHM=")) : theirs;
+  const added = ADDED_ENTRIES.filter((e) => !theirs.some((t) => t.startsWith(e.slice(0, e.indexOf("=") + 1))));
+  const got = environOf(binding.report).filter((e) => !added.includes(e));
+  expected = [...expected, ...(offered ? [OFFER_ENTRY] : [])];
+  assert.deepEqual(got, expected, `${what}: the binding's child's environment is Node's${offered ? " and SPINRPC_SHM=fd:3" : ""}`);
+}
+
+/**
+ * Both ways, the binding with and without shared memory; asserts they
+ * agree and returns Node's outcome.
  */
 async function same(file, args, env) {
   const node = await throughNode(file, args, env);
-  const binding = throughBinding(file, args, env);
-  assert.deepEqual(withoutFds(binding), withoutFds(node), `${String(file)}: the binding against Node's spawn`);
-  const [ours, nodes] = [fdsOf(binding.report), fdsOf(node.report)];
-  if (ours) {
-    assert.deepEqual(ours.filter((fd) => fd < 10), [0, 1, 2], `${String(file)}: the binding's child has 0, 1, 2 below 10`);
-    assert.deepEqual(nodes.filter((fd) => ours.includes(fd)), ours, `${String(file)}: every descriptor of the binding's child is in Node's`);
-  }
+  assertSameChild(throughBinding(file, args, env), node, true, `${String(file)} (shared memory offered)`);
+  assertSameChild(throughBinding(file, args, env, { sharedMemory: false }), node, false, `${String(file)} (sharedMemory: false)`);
   return node;
 }
 
@@ -383,8 +446,9 @@ describe("the binding starts programs as Node's spawn does", () => {
           const out = workerData.out + "-" + through;
           process.env.PROBE_OUT = out;
           const read = () => (existsSync(out) ? readFileSync(out, "utf8") : null);
-          if (through === "binding") {
-            try { new SyncRpcChannel("spinrpc-probe-worker", []).close(); } catch (e) { return e.message; }
+          if (through !== "node") {
+            const options = through === "bindingOff" ? { sharedMemory: false } : undefined;
+            try { new SyncRpcChannel("spinrpc-probe-worker", [], options).close(); } catch (e) { return e.message; }
             return read();
           }
           return new Promise((resolve) => {
@@ -393,7 +457,7 @@ describe("the binding starts programs as Node's spawn does", () => {
             child.on("close", () => resolve(read()));
           });
         };
-        parentPort.postMessage({ node: await run("node"), binding: run("binding") });
+        parentPort.postMessage({ node: await run("node"), binding: run("binding"), bindingOff: run("bindingOff") });
       })();`;
     const { Worker } = await import("node:worker_threads");
     const worker = new Worker(code, {
@@ -407,11 +471,34 @@ describe("the binding starts programs as Node's spawn does", () => {
     await worker.terminate();
     assert.equal(process.env.PATH, PATH_WITHOUT, "the worker's PATH is its own");
     assert.match(got.node, new RegExp(`^argv: \\[${escape(dir)}/spinrpc-probe-worker\\]$`, "m"));
-    assert.deepEqual(withoutFds({ report: got.binding }), withoutFds({ report: got.node }));
+    assertSameChild({ report: got.binding }, { report: got.node }, true, "worker (shared memory offered)");
+    assertSameChild({ report: got.bindingOff }, { report: got.node }, false, "worker (sharedMemory: false)");
     assert.match(got.binding, /^SigBlk:\s+0+$/m);
   });
 
-  test("descriptors: 0, 1 and 2 only, whatever this process has open", async () => {
+  test("SPINRPC_SHM: off (the env option's or the process's) gives the child what Node's gets; sharedMemory beats it; an offer replaces any other", async () => {
+    const path = probe(join(scratch, "shm"), "spinrpc-probe-shm");
+    const off = { ...process.env, SPINRPC_SHM: "off" };
+    let node = await throughNode(path, ["a"], off);
+    assertSameChild(throughBinding(path, ["a"], off), node, false, "env option SPINRPC_SHM=off");
+    assertSameChild(throughBinding(path, ["a"], off, { sharedMemory: true }), node, true, "sharedMemory: true over SPINRPC_SHM=off");
+    assertSameChild(throughBinding(path, ["a"], off, { sharedMemory: false }), node, false, "sharedMemory: false and SPINRPC_SHM=off");
+    // A SPINRPC_SHM=fd:N the child would inherit (another client's offer
+    // to this process): not off, so the binding offers its own in its place.
+    const stale = { ...process.env, SPINRPC_SHM: "fd:7" };
+    node = await throughNode(path, ["a"], stale);
+    assertSameChild(throughBinding(path, ["a"], stale), node, true, "SPINRPC_SHM=fd:7 inherited");
+    process.env.SPINRPC_SHM = "off";
+    try {
+      node = await throughNode(path, ["a"]);
+      assertSameChild(throughBinding(path, ["a"]), node, false, "process.env SPINRPC_SHM=off");
+      assert.ok(environOf(node.report).includes("SPINRPC_SHM=off"));
+    } finally {
+      delete process.env.SPINRPC_SHM;
+    }
+  });
+
+  test("descriptors: 0, 1 and 2 only (and 3, the memfd offered), whatever this process has open", async () => {
     const dir = join(scratch, "fds");
     const path = probe(dir, "spinrpc-probe-fds");
     // Node's own descriptors are close-on-exec: neither child gets them.

@@ -323,6 +323,11 @@ TEST_CASE("open() refuses an unsealed memfd, and one sealed against shrinking on
   CHECK(refused(fake_ring(kFullSize, FakeHeader{}, F_SEAL_SHRINK).get()).find("not sealed") != std::string::npos);
 }
 
+TEST_CASE("open() refuses a memfd sealed against writing: it cannot be mapped for writing (std::system_error)") {
+  const UniqueFd fd = fake_ring(kFullSize, FakeHeader{}, kSeals | F_SEAL_WRITE);
+  CHECK_THROWS_AS(SharedRing::open(fd.get()), std::system_error);
+}
+
 TEST_CASE("open() refuses a wrong magic or version") {
   FakeHeader magic;
   magic.magic ^= 1;

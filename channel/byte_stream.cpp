@@ -65,6 +65,9 @@ void ByteStream::replace_streams(const std::function<Streams(Streams)>& make, st
   reader_->replace_input(std::move(next.in));
   out_ = std::move(next.out);
   out_->set_before_write(reader_.get());
+  // The reader keeps its deadline across the move; the new writer must
+  // get it too, or a write after the move would wait without bound.
+  out_->set_deadline(reader_->deadline());
   transport_reason_ = std::move(reason);
 }
 

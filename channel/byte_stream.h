@@ -125,7 +125,8 @@ class ByteStream {
   /// Moves onto the Streams `make` returns, given the ones in use (which it
   /// may keep: a ring keeps the pipes for the peer's liveness). Nothing may
   /// be buffered that the old input was to carry on; the buffer, the wait
-  /// policy and its counters carry on. `reason` says why, in stats().
+  /// policy, its counters and the deadline (set_deadline) carry on. `reason`
+  /// says why, in stats().
   void replace_streams(const std::function<Streams(Streams)>& make, std::string reason);
 
   /// Says why the channel is on the transport it is on (ChannelStats::

@@ -12,8 +12,8 @@
 # tests/fuzz/corpus/<target>/crash-<what> so it stays a regression test.
 # Prints executions per target; exits non-zero if any target found something.
 #   SPINRPC_FUZZ_BUILD_DIR  build directory (default: <repo>/build-fuzz)
-#   SPINRPC_FUZZ_TARGETS    targets to run (default: all four, "decode_frame server_serve
-#                           json_rpc_decode server_serve_async")
+#   SPINRPC_FUZZ_TARGETS    targets to run (default: all five, "decode_frame server_serve
+#                           json_rpc_decode server_serve_async shm_ring")
 set -euo pipefail
 
 source "$(dirname "${BASH_SOURCE[0]}")/usage.sh"
@@ -22,7 +22,7 @@ exit_with_help_if_asked "${BASH_SOURCE[0]}" "$@"
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${SPINRPC_FUZZ_BUILD_DIR:-$ROOT/build-fuzz}"
 SECONDS_PER_TARGET="${1:-60}"
-TARGETS=(${SPINRPC_FUZZ_TARGETS:-decode_frame server_serve json_rpc_decode server_serve_async})
+TARGETS=(${SPINRPC_FUZZ_TARGETS:-decode_frame server_serve json_rpc_decode server_serve_async shm_ring})
 
 if ! [[ "$SECONDS_PER_TARGET" =~ ^[0-9]+$ ]] || ((SECONDS_PER_TARGET < 1)); then
   echo "usage: scripts/fuzz.sh [SECONDS]  (seconds per target, a whole number >= 1)" >&2

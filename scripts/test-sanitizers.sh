@@ -10,7 +10,11 @@
 #     (tests/channel and tests/spin: writer threads that dribble bytes into
 #     the pipe a channel reads; tests/server: the hang-guard thread;
 #     tests/transport: the servers it spawns run an Asio signal thread and,
-#     on a socket, an acceptor thread) built into build-tsan/ and run.
+#     on a socket, an acceptor thread; tests/stream: the shared-memory ring
+#     read and written by two threads, one test on one mapping so that TSan
+#     follows the bytes; tests/client-shim: the shim over the ring to a
+#     TSan spinrpc-server, and a thread that kills it mid-request) built
+#     into build-tsan/ and run.
 # Runs every step even if one fails; exits non-zero if any failed.
 #   SPINRPC_ASAN_BUILD_DIR  (default: <repo>/build-asan)
 #   SPINRPC_TSAN_BUILD_DIR  (default: <repo>/build-tsan)
@@ -74,8 +78,8 @@ fi
 
 echo "== TSan build ($TSAN_DIR)"
 TSAN_FLAGS="-fsanitize=thread -fno-omit-frame-pointer"
-if configure_and_build "$TSAN_DIR" "$TSAN_FLAGS" "channel;spin;server;transport;peers"; then
-  echo "== ctest under TSan (channel, spin, server, transport)"
+if configure_and_build "$TSAN_DIR" "$TSAN_FLAGS" "channel;spin;server;transport;peers;stream;client-shim"; then
+  echo "== ctest under TSan (channel, spin, server, transport, stream, client-shim)"
   (
     export TSAN_OPTIONS="halt_on_error=1:exitcode=88:second_deadlock_stack=1"
     ctest --test-dir "$TSAN_DIR" --output-on-failure

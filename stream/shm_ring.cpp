@@ -64,6 +64,10 @@ SharedRing SharedRing::open(int fd) {
     throw RingCorrupt("the offered shared memory (fd " + std::to_string(fd) +
                       ") is not sealed against shrinking and growing");
   }
+  // The length, read again now that the seals hold it: the one read above
+  // was taken before them, and a client could have changed it in between
+  // (a mapping longer than the file: a SIGBUS on its last pages).
+  check_syscall([&] { return ::fstat(fd, &st); }, "stat the offered shared memory", fd);
   const auto size = static_cast<std::size_t>(st.st_size);
   if (size < kRingPageBytes) throw RingCorrupt("the offered shared memory is smaller than its header page");
   // The header, read once into our own memory, then checked.

@@ -81,6 +81,9 @@ class SpinReader final : public BeforeWrite {
   void set_deadline(std::optional<std::chrono::steady_clock::time_point> deadline) noexcept {
     deadline_ = deadline;
   }
+  /// The deadline in force (set_deadline), for a channel moving onto other
+  /// streams: its writes stay bounded as its reads are.
+  std::optional<std::chrono::steady_clock::time_point> deadline() const noexcept { return deadline_; }
 
   /// The counters so far and the policy in force, current when read (the
   /// placement fields are filled in here, not on every cycle; reading them

@@ -218,11 +218,58 @@ for (const [name, input] of Object.entries({
   "timing-reset": bytes(lsp(bodies.ping), lsp(rpc(2, "resetServerTiming", [null])), lsp(bodies.timing)),
 })) add(asyncSessions, `session-${name}`, input);
 
+// ── shm_ring: operations of the scribbler (tests/fuzz/shm_ring_fuzz.cpp) ──
+// First byte: bit 0 the server spins. Then operations, each a byte and its
+// arguments, little-endian.
+const shmSessions = [];
+const u16le = (n) => [n & 0xff, (n >> 8) & 0xff];
+const u32le = (n) => [n & 0xff, (n >>> 8) & 0xff, (n >>> 16) & 0xff, (n >>> 24) & 0xff];
+const op = {
+  frame: (nameLen, len, seed) => [0, nameLen, ...u16le(len), seed],
+  raw: (nameLen, len, seed) => [1, nameLen, ...u16le(len), seed],
+  head: (n) => [2, ...u32le(n)],
+  nudge: (i) => [3, i], // 0 +1, 1 -1, 2 +size, 3 -size, 4 +size+1, 5 -(size+1), 6 +2^31, 7 +7
+  tailSet: (n) => [4, 1, ...u32le(n)],
+  tailNudge: (d) => [4, 0, d & 0xff, 0, 0, 0],
+  closed: (v) => [5, v],
+  asleep: (which, v) => [6, which, v],
+  bytes: (offset, list) => [7, ...u16le(offset), list.length, ...list],
+  pipe: () => [8],
+  run: (n = 255) => [9, n],
+  replyHead: (n) => [10, ...u32le(n)],
+  header: (field, n) => [11, field, ...u32le(n)],
+};
+const session = (config, ...ops) => [config, ...ops.flat()];
+// A frame header at the ring's start claiming a bin32 payload of `n` bytes.
+const claims = (n) => [0x93, 1, 0xc4, 0, 0xc6, ...[n >>> 24, (n >>> 16) & 0xff, (n >>> 8) & 0xff, n & 0xff]];
+for (const [name, input] of Object.entries({
+  "legit-small": session(0, op.frame(4, 10, 1), op.frame(0, 0, 2), op.run(), op.frame(8, 300, 3)),
+  "legit-wrap": session(0, op.frame(4, 4000, 1), op.frame(4, 4096, 2), op.frame(1, 5000, 3), op.frame(4, 12000, 4)),
+  "legit-spinning": session(1, op.frame(4, 10, 1), op.run(), op.frame(4, 9000, 2), op.run(), op.frame(4, 1, 3)),
+  "head-past-ring": session(0, op.frame(4, 100, 1), op.run(), op.nudge(4)),
+  "head-back": session(1, op.frame(4, 100, 1), op.run(), op.nudge(1)),
+  "head-full-ring": session(0, op.frame(4, 100, 1), op.run(), op.nudge(2), op.run()),
+  "head-far": session(0, op.head(0x80000000)),
+  "raw-frames": session(0, op.raw(4, 50, 5), op.run(), op.raw(0, 4000, 6), op.run(), op.frame(4, 10, 7)),
+  "raw-overrun": session(0, op.raw(4, 3000, 1), op.raw(4, 3000, 2), op.raw(4, 3000, 3)),
+  "tail-back": session(0, op.frame(4, 3000, 1), op.frame(4, 3000, 2), op.run(), op.tailSet(0), op.frame(4, 3000, 3)),
+  "tail-nudge": session(1, op.frame(4, 2000, 1), op.run(), op.tailNudge(-1), op.frame(4, 2000, 2), op.tailNudge(5)),
+  "closed-early": session(0, op.frame(4, 100, 1), op.closed(1), op.frame(4, 100, 2)),
+  "closed-flip": session(0, op.closed(1), op.closed(0), op.frame(4, 100, 1), op.closed(0xff)),
+  "asleep-flags": session(0, op.asleep(0, 1), op.asleep(1, 1), op.asleep(2, 7), op.asleep(3, 1), op.frame(4, 5000, 1)),
+  "claims-long-payload": session(0, op.bytes(0, claims(60000)), op.head(9), op.run()),
+  "claims-over-limit": session(1, op.bytes(0, claims(0x100000)), op.head(9)),
+  "pipe-byte": session(0, op.frame(4, 10, 1), op.run(), op.pipe(), op.run()),
+  "reply-head": session(0, op.frame(4, 100, 1), op.replyHead(12345), op.frame(4, 100, 2)),
+  "header-words": session(0, op.header(0, 0), op.header(1, 0), op.header(2, 7), op.header(3, 3), op.header(4, 0), op.frame(4, 100, 1)),
+})) add(shmSessions, `session-${name}`, input);
+
 // ── write ─────────────────────────────────────────────────────────────
 write("decode_frame", framing);
 write("json_rpc_decode", jsonRpc);
 write("server_serve", [...framing, ...streams]);
 write("server_serve_async", [...jsonRpc, ...asyncSessions]);
+write("shm_ring", shmSessions);
 
 function write(target, list) {
   const dir = join(here, "corpus", target);

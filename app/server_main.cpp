@@ -67,7 +67,16 @@ std::shared_ptr<SharedRing> take_shm_offer(const CommandLine& line, const std::s
   if (line.shm == false) reason = "pipes: --shm=off";
   else if (line.async) reason = "pipes: --async stays on its streams";
   else if (line.pipe || line.fifo_in) reason = "pipes: only a server on its stdio takes shared memory";
-  if (!reason.empty()) return nullptr;
+  if (!reason.empty()) {
+    // Refused: a ring of ours is closed all the same (its memory is freed
+    // with the client's mapping); anything else stays as found.
+    try {
+      SharedRing::open(setting->offered_fd);
+      ::close(setting->offered_fd);
+    } catch (const std::system_error&) {
+    }
+    return nullptr;
+  }
   try {
     auto ring = std::make_shared<SharedRing>(SharedRing::open(setting->offered_fd));
     ::close(setting->offered_fd);

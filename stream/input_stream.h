@@ -42,6 +42,11 @@ class InputStream {
   /// bytes' arrival and the try that sees them.
   virtual unsigned tries_per_clock_read() const noexcept { return 1; }
 
+  /// Whether a peer blocked on this stream is woken through the scheduler,
+  /// whose choice of CPU placement steers (docs/PLACEMENT.md). A ring whose
+  /// spinning peer sees a store has nothing to place.
+  virtual bool placement_applies() const noexcept { return true; }
+
   /// True when a read would not block now (bytes, or the end), without
   /// reading anything.
   virtual bool readable_now() = 0;

@@ -131,6 +131,7 @@ class ShmInputStream final : public InputStream {
   // A try is a load of the head's cache line: ~64 of them take about as
   // long as one clock read on a paravirtual clock.
   unsigned tries_per_clock_read() const noexcept override { return 64; }
+  bool placement_applies() const noexcept override { return false; }
   const char* kind() const noexcept override { return "shared memory"; }
   void add_counters(StreamCounters& into) const noexcept override {
     pipe_->add_counters(into);

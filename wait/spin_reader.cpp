@@ -32,6 +32,22 @@ SpinReader::SpinReader(std::unique_ptr<InputStream> in, SpinPolicy policy)
   update_placement_stats();
 }
 
+std::unique_ptr<InputStream> SpinReader::replace_input(std::unique_ptr<InputStream> in) noexcept {
+  in_.swap(in);
+  if (in_ && !in_->placement_applies() && occupier_) {
+    // No wake-up to place: the occupier's thread and each write's clock
+    // read would only cost (docs/SHARED-MEMORY.md, "Wake protocol").
+    occupier_.reset();
+    wrote_at_.reset();
+    cycle_wait_ = CycleWait::spin;
+    follow_ = Follow::off;
+    stats_.placement = "off";
+    stats_.placement_mode = "free";
+    stats_.placement_setting_reason = "shared memory: a spinning peer sees a store, no wake-up to place";
+  }
+  return in;
+}
+
 void SpinReader::before_write() noexcept {
   if (!occupier_) return;
   wrote_at_ = Clock::now();

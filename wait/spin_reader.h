@@ -40,11 +40,9 @@ class SpinReader final : public BeforeWrite {
 
   /// Reads `in` (not null) from now on and returns the stream read so far
   /// (a channel moving onto shared memory: docs/SHARED-MEMORY.md). The
-  /// policy, counters and placement carry on.
-  std::unique_ptr<InputStream> replace_input(std::unique_ptr<InputStream> in) noexcept {
-    in_.swap(in);
-    return in;
-  }
+  /// policy and counters carry on; placement too, unless the new stream
+  /// says it has nothing to place (InputStream::placement_applies).
+  std::unique_ptr<InputStream> replace_input(std::unique_ptr<InputStream> in) noexcept;
 
   /// What a wait waits for: a new message, or the rest of one whose first
   /// bytes are in (the peer is writing it now).

@@ -1,7 +1,9 @@
 // Placement through a real session (docs/PLACEMENT.md): a client that blocks
 // in read (the shim with budget 0) against spinrpc-server, whose occupier
 // keeps the other CPU busy, and lets go once other tasks want every CPU.
-// Checked through getChannelStats, never through timings.
+// Checked through getChannelStats, never through timings. Every channel
+// here stays on its pipes (shared_memory off): over shared memory there is
+// no wake-up to place, and placement is off (the last test says so).
 #include <sched.h>     // sched_setaffinity, sched_getaffinity, CPU_*
 #include <signal.h>    // ::kill, SIGKILL
 #include <sys/wait.h>  // ::waitpid
@@ -28,6 +30,7 @@ using spinrpc::test::bin_path;
 
 SyncRpcOptions blocking_client() {
   SyncRpcOptions options;
+  options.shared_memory = false;
   options.spin.spin_us = 0;
   options.spin.placement = PlacementController::Setting::off;
   return options;
@@ -145,6 +148,7 @@ TEST_CASE("an occupying spinrpc-server keeps another CPU than its own, and lets 
 TEST_CASE("the shim leaves placement to a server it started that places, and places against one that does not" *
           doctest::skip(allowed_cpus().size() < 2)) {
   SyncRpcOptions placing;
+  placing.shared_memory = false;
   placing.spin.spin_us = 100;
   placing.spin.placement = PlacementController::Setting::occupy;  // occupies from the first cycle
   // The adaptive rule off: on a loaded machine (ctest -j2) a contention in
@@ -175,6 +179,7 @@ TEST_CASE("the shim leaves placement to a server it started that places, and pla
 
 TEST_CASE("a shim that spins tells the spinrpc-server it starts (SPINRPC_PEER_SPINS); one that blocks does not") {
   SyncRpcOptions spinning;
+  spinning.shared_memory = false;
   spinning.spin.spin_us = 100;
   {
     SyncRpcChannel channel(bin_path("spinrpc-server"), {"--api", "--spin-us", "100"}, spinning);
@@ -296,3 +301,16 @@ TEST_CASE("a suspended spinrpc-server follows the client that writes to it, behi
 }
 
 }  // namespace
+
+TEST_CASE("over shared memory neither end places: no wake-up goes through the scheduler") {
+  SyncRpcOptions options;
+  options.spin.spin_us = 100;
+  options.spin.placement = PlacementController::Setting::occupy;
+  SyncRpcChannel channel(bin_path("spinrpc-server"), {"--api", "--spin-us", "100", "--placement=occupy"}, options);
+  echo_many(channel, 50);
+  const spinrpc::ChannelStats stats = channel.stats();
+  REQUIRE(std::string(stats.transport) == "shared memory");
+  CHECK(stats.placement == "off");
+  CHECK(stats.placement_setting_reason.find("no wake-up to place") != std::string::npos);
+  CHECK(server_stats(channel).placement == "off");
+}

@@ -12,7 +12,6 @@
 #include <utility>    // std::move, std::exchange
 
 #include "descriptor/syscall.h"
-#include "stream/asymmetric_fence.h"
 
 namespace spinrpc {
 namespace {
@@ -49,9 +48,7 @@ SharedRing SharedRing::create(std::size_t ring_bytes) {
   page->header.magic = kRingMagic;
   page->header.version = kRingVersion;
   page->header.ring_bytes = static_cast<std::uint32_t>(ring_bytes);
-  const bool registered = register_for_heavy_fence();
-  page->header.client_fences.store(registered ? 1 : 0, std::memory_order_relaxed);
-  return SharedRing(std::move(fd), map, bytes, static_cast<std::uint32_t>(ring_bytes), true, registered);
+  return SharedRing(std::move(fd), map, bytes, static_cast<std::uint32_t>(ring_bytes));
 }
 
 SharedRing SharedRing::open(int fd) {
@@ -85,18 +82,14 @@ SharedRing SharedRing::open(int fd) {
                       " bytes) does not match its length (" + std::to_string(size) + " bytes)");
   }
   void* map = map_shared(fd, size);
-  const bool registered = register_for_heavy_fence();
-  static_cast<RingPage*>(map)->header.server_fences.store(registered ? 1 : 0, std::memory_order_relaxed);
-  return SharedRing(UniqueFd(), map, size, ring_bytes, false, registered);
+  return SharedRing(UniqueFd(), map, size, ring_bytes);
 }
 
 SharedRing::SharedRing(SharedRing&& other) noexcept
     : fd_(std::move(other.fd_)),
       map_(std::exchange(other.map_, nullptr)),
       map_bytes_(std::exchange(other.map_bytes_, 0)),
-      ring_bytes_(other.ring_bytes_),
-      client_(other.client_),
-      registered_(other.registered_) {}
+      ring_bytes_(other.ring_bytes_) {}
 
 SharedRing& SharedRing::operator=(SharedRing&& other) noexcept {
   if (this != &other) {
@@ -105,8 +98,6 @@ SharedRing& SharedRing::operator=(SharedRing&& other) noexcept {
     map_ = std::exchange(other.map_, nullptr);
     map_bytes_ = std::exchange(other.map_bytes_, 0);
     ring_bytes_ = other.ring_bytes_;
-    client_ = other.client_;
-    registered_ = other.registered_;
   }
   return *this;
 }
@@ -119,11 +110,6 @@ void SharedRing::accept() noexcept { page().header.accepted.store(kRingAccepted,
 
 bool SharedRing::accepted() const noexcept {
   return page().header.accepted.load(std::memory_order_acquire) == kRingAccepted;
-}
-
-bool SharedRing::light_fences() const noexcept {
-  const auto& peer = client_ ? page().header.server_fences : page().header.client_fences;
-  return registered_ && peer.load(std::memory_order_acquire) == 1;
 }
 
 SharedRing::Direction SharedRing::direction(bool to_server) const noexcept {

@@ -50,10 +50,6 @@ struct alignas(64) RingHeader {
   std::uint32_t version;  ///< kRingVersion
   std::uint32_t ring_bytes;  ///< each direction's ring, a power of two
   std::atomic<std::uint32_t> accepted;  ///< kRingAccepted once the server takes the offer
-  /// 1: that side registered for heavy_fence() (stream/asymmetric_fence.h),
-  /// so the other may publish with a compiler barrier only.
-  std::atomic<std::uint32_t> client_fences;
-  std::atomic<std::uint32_t> server_fences;
 };
 struct RingPage {
   RingHeader header;
@@ -130,20 +126,12 @@ class SharedRing {
   Direction inbound(Side side) const noexcept;
   Direction outbound(Side side) const noexcept;
 
-  /// Whether both ends registered for heavy_fence(): each then publishes
-  /// with a compiler barrier and its sleeper pays the heavy fence
-  /// (docs/SHARED-MEMORY.md, "Memory ordering"). Read when the channel
-  /// moves onto the ring (the peer's flag once).
-  bool light_fences() const noexcept;
-
   /// Bytes of each direction's ring.
   std::uint32_t ring_bytes() const noexcept { return ring_bytes_; }
 
  private:
-  SharedRing(UniqueFd fd, void* map, std::size_t map_bytes, std::uint32_t ring_bytes, bool client,
-             bool registered) noexcept
-      : fd_(std::move(fd)), map_(map), map_bytes_(map_bytes), ring_bytes_(ring_bytes), client_(client),
-        registered_(registered) {}
+  SharedRing(UniqueFd fd, void* map, std::size_t map_bytes, std::uint32_t ring_bytes) noexcept
+      : fd_(std::move(fd)), map_(map), map_bytes_(map_bytes), ring_bytes_(ring_bytes) {}
   RingPage& page() const noexcept { return *static_cast<RingPage*>(map_); }
   Direction direction(bool to_server) const noexcept;
 
@@ -151,8 +139,6 @@ class SharedRing {
   void* map_ = nullptr;
   std::size_t map_bytes_ = 0;
   std::uint32_t ring_bytes_ = 0;  // read once, checked
-  bool client_ = false;           // made by create()
-  bool registered_ = false;       // this process registered for heavy_fence()
 };
 
 }  // namespace spinrpc

@@ -1,8 +1,11 @@
 #include "stream/shm_streams.h"
 
-#include <poll.h>  // ::poll, POLLOUT, POLLERR, POLLHUP
+#include <fcntl.h>  // O_WRONLY
+#include <poll.h>   // ::poll, POLLOUT, POLLERR, POLLHUP
+#include <unistd.h> // ::write
 
 #include <algorithm>  // std::min
+#include <array>      // std::array
 #include <atomic>     // std::atomic, std::memory_order
 #include <cerrno>     // ETIMEDOUT
 #include <cstring>    // std::memcpy
@@ -11,7 +14,6 @@
 #include <utility>    // std::move
 
 #include "descriptor/syscall.h"
-#include "stream/asymmetric_fence.h"
 #include "stream/futex.h"
 #include "stream/peer_closed.h"
 #include "stream/timed_out.h"
@@ -59,25 +61,18 @@ void copy_in(const SharedRing::Direction& d, std::uint32_t at, const std::byte* 
 }
 
 // The fast half of the wake protocol's Dekker pair: publishes `value`,
-// then reads the peer's asleep flag. With light fences a compiler barrier
-// orders them, and a sleeper's heavy_fence() does the rest; else a full
-// fence (docs/SHARED-MEMORY.md, "Memory ordering").
+// then reads the peer's asleep flag, a full fence between them
+// (docs/SHARED-MEMORY.md, "Memory ordering").
 inline std::uint32_t store_then_load(std::atomic<std::uint32_t>& index, std::uint32_t value,
-                                     const std::atomic<std::uint32_t>& asleep, bool light) noexcept {
-  if (light) {
-    index.store(value, std::memory_order_release);
-    std::atomic_signal_fence(std::memory_order_seq_cst);
-    return asleep.load(std::memory_order_relaxed);
-  }
+                                     const std::atomic<std::uint32_t>& asleep) noexcept {
   index.store(value, std::memory_order_seq_cst);
   return asleep.load(std::memory_order_seq_cst);
 }
 
-// The slow half: sets the asleep flag, then makes sure that a publisher
-// either sees it or has published where the caller's next look finds it.
-inline void announce_sleep(std::atomic<std::uint32_t>& asleep, bool light) noexcept {
+// The slow half: sets the asleep flag, a full fence before the caller looks
+// at the index again.
+inline void announce_sleep(std::atomic<std::uint32_t>& asleep) noexcept {
   asleep.store(1, std::memory_order_seq_cst);
-  if (light) heavy_fence();
 }
 
 // Reads the peer's direction. tail_ is ours: the copy in shared memory is
@@ -85,8 +80,7 @@ inline void announce_sleep(std::atomic<std::uint32_t>& asleep, bool light) noexc
 class ShmInputStream final : public InputStream {
  public:
   ShmInputStream(std::shared_ptr<SharedRing> ring, SharedRing::Direction direction, std::unique_ptr<InputStream> pipe)
-      : ring_(std::move(ring)), dir_(direction), control_(*direction.control), pipe_(std::move(pipe)),
-        light_(ring_->light_fences()) {}
+      : ring_(std::move(ring)), dir_(direction), control_(*direction.control), pipe_(std::move(pipe)) {}
 
   long try_read(std::byte* buf, std::size_t len) override {
     std::uint32_t available = published();
@@ -104,14 +98,9 @@ class ShmInputStream final : public InputStream {
   }
 
   std::size_t read_blocking(std::byte* buf, std::size_t len, const Deadline& deadline) override {
-    // A peer that died before this wait began is found before the first
-    // sleep, not a liveness period later.
-    bool asked_pipe = false;
     for (;;) {
       if (const long n = try_read(buf, len); n >= 0) return static_cast<std::size_t>(n);
-      const bool gone = !asked_pipe && peer_gone();
-      asked_pipe = true;
-      if (gone || !sleep_for_bytes(deadline)) {
+      if (!sleep_for_bytes(deadline)) {
         // The peer is gone: what it published before it went is read first.
         const long n = try_read(buf, len);
         return n > 0 ? static_cast<std::size_t>(n) : 0;
@@ -158,44 +147,40 @@ class ShmInputStream final : public InputStream {
     tail_ += static_cast<std::uint32_t>(n);
     // Store tail, then read the writer's flag; the writer stores its flag,
     // then reads tail (docs/SHARED-MEMORY.md, "Memory ordering").
-    if (store_then_load(control_.consumer.tail, tail_, control_.writer.asleep, light_) != 0) {
+    if (store_then_load(control_.consumer.tail, tail_, control_.writer.asleep) != 0) {
       futex_wake_shared(control_.consumer.tail);
       ++wakes_;
     }
     return n;
   }
 
-  // Sleeps on the futex until the writer publishes, the liveness period
-  // passes or the deadline does (TimedOut). False when the peer is gone.
+  // Sleeps in a read of the pipe beside the ring until the writer rings
+  // it (a byte, written when it finds us asleep), the peer is gone (EOF:
+  // false) or the deadline passes (TimedOut). The doorbell is the pipe, not
+  // a futex: a pipe's wake-up is a sync one, which the scheduler places on
+  // the waker's CPU, as over pipes (docs/SHARED-MEMORY.md, "Wake protocol").
   bool sleep_for_bytes(const Deadline& deadline) {
-    const std::chrono::nanoseconds limit = sleep_limit(deadline, "no reply before the deadline");
-    announce_sleep(control_.reader.asleep, light_);
-    int result = 0;
+    announce_sleep(control_.reader.asleep);
+    bool alive = true;
     if (control_.producer.head.load(std::memory_order_seq_cst) == tail_ &&
         control_.producer.closed.load(std::memory_order_seq_cst) == 0) {
       ++sleeps_;
-      result = futex_wait_shared(control_.producer.head, tail_, limit);
+      try {
+        alive = pipe_->read_blocking(doorbells_.data(), doorbells_.size(), deadline) > 0;
+      } catch (...) {
+        control_.reader.asleep.store(0, std::memory_order_relaxed);
+        throw;
+      }
     }
     control_.reader.asleep.store(0, std::memory_order_relaxed);
-    if (result != ETIMEDOUT) return true;
-    return !peer_gone();
+    return alive;
   }
 
-  // The pipe beside the ring: EOF once the peer has closed it or died.
-  // Bytes there break the handshake: after the move, nothing is written
-  // to it.
-  bool peer_gone() {
-    std::byte byte;
-    const long n = pipe_->try_read(&byte, 1);
-    if (n > 0) throw RingCorrupt("the peer wrote to its pipe after the connection moved to shared memory");
-    return n == 0;
-  }
-
+  std::array<std::byte, 64> doorbells_;  // rung bytes, drained up to this many at a time
   std::shared_ptr<SharedRing> ring_;  // keeps the mapping
   SharedRing::Direction dir_;
   RingControl& control_;
   std::unique_ptr<InputStream> pipe_;
-  bool light_;  // SharedRing::light_fences()
   std::uint32_t tail_ = 0;
   std::uint64_t sleeps_ = 0;
   std::uint64_t wakes_ = 0;
@@ -207,12 +192,13 @@ class ShmOutputStream final : public OutputStream {
  public:
   ShmOutputStream(std::shared_ptr<SharedRing> ring, SharedRing::Direction direction, std::unique_ptr<OutputStream> pipe)
       : ring_(std::move(ring)), dir_(direction), control_(*direction.control), pipe_(std::move(pipe)),
-        light_(ring_->light_fences()) {}
+        doorbell_(reopen_nonblocking(pipe_->fd(), O_WRONLY)) {}
 
   ~ShmOutputStream() override {
-    // EOF for the reader, as a closed pipe is: after the last head.
+    // EOF for the reader, as a closed pipe is: after the last head. The
+    // pipes close after this, which wakes a sleeping reader too.
     control_.producer.closed.store(1, std::memory_order_seq_cst);
-    futex_wake_shared(control_.producer.head);
+    ring_doorbell();
   }
 
   void write_all(std::span<iovec> parts, WhileWriteWaits* /*while_waiting*/) override {
@@ -271,10 +257,21 @@ class ShmOutputStream final : public OutputStream {
   }
 
   void publish() {
-    if (store_then_load(control_.producer.head, head_, control_.reader.asleep, light_) != 0) {
-      futex_wake_shared(control_.producer.head);
-      ++wakes_;
+    if (store_then_load(control_.producer.head, head_, control_.reader.asleep) != 0) ring_doorbell();
+  }
+
+  // One byte on the pipe beside the ring, never waiting: a full pipe holds
+  // unread doorbells already, and a reader that is gone sees EOF anyway.
+  void ring_doorbell() noexcept {
+    static constexpr char kBell = 0;
+    const int fd = doorbell_ ? doorbell_.get() : -1;
+    if (fd < 0) {
+      // No non-blocking description of our own (no /proc): only when poll
+      // says a byte fits.
+      pollfd p{pipe_->fd(), POLLOUT, 0};
+      if (::poll(&p, 1, 0) != 1 || (p.revents & POLLOUT) == 0) return;
     }
+    if (retry_on_eintr([&] { return ::write(fd >= 0 ? fd : pipe_->fd(), &kBell, 1); }) == 1) ++wakes_;
   }
 
   // The ring is full: tries again for kRoomSpin, then sleeps on the
@@ -290,7 +287,7 @@ class ShmOutputStream final : public OutputStream {
     if (reader_gone()) throw PeerClosed("cannot write to peer: it closed the connection", PeerClosed::Where::Writing);
     for (;;) {
       const std::chrono::nanoseconds limit = sleep_limit(deadline_, "the peer took no more bytes before the deadline");
-      announce_sleep(control_.writer.asleep, light_);
+      announce_sleep(control_.writer.asleep);
       const std::uint32_t tail = control_.consumer.tail.load(std::memory_order_seq_cst);
       int result = 0;
       if (room_for(1) == 0) result = futex_wait_shared(control_.consumer.tail, tail, limit);
@@ -312,7 +309,7 @@ class ShmOutputStream final : public OutputStream {
   SharedRing::Direction dir_;
   RingControl& control_;
   std::unique_ptr<OutputStream> pipe_;
-  bool light_;  // SharedRing::light_fences()
+  UniqueFd doorbell_;  // our own O_NONBLOCK description of pipe_'s pipe, or none
   Deadline deadline_;
   std::uint32_t head_ = 0;
   std::uint32_t tail_seen_ = 0;

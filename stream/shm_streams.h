@@ -8,10 +8,10 @@
 
 namespace spinrpc {
 
-/// How often a reader or writer asleep on the ring's futex wakes to ask
-/// whether the peer still lives (its pipe beside the ring): a dead peer is
-/// noticed within this, and a long idle wait costs one wake-up per period
-/// (docs/SHARED-MEMORY.md, "Liveness").
+/// How often a writer asleep on the ring's futex, waiting for room, wakes to
+/// ask whether the reader still lives (its pipe beside the ring): a dead
+/// reader is noticed within this (docs/SHARED-MEMORY.md, "Liveness"). A
+/// sleeping reader needs none: it sleeps on the pipe, whose EOF wakes it.
 inline constexpr std::chrono::milliseconds kRingLivenessPeriod{50};
 
 /// A message's bytes are published at least this often while it is copied
@@ -20,11 +20,12 @@ inline constexpr std::size_t kRingPublishEvery = 64 * 1024;
 
 /// Streams over `ring` for `side`: the InputStream reads the peer's
 /// direction, the OutputStream writes ours (docs/SHARED-MEMORY.md, "Wake
-/// protocol"). `pipes` are the streams the connection began on; they carry
-/// nothing more and stay open beside the ring, so that the peer's death
-/// (EOF, EPIPE) is seen as it is over pipes: the input's EOF ends a read
-/// once the ring is empty, the output's EPIPE ends a write waiting for
-/// room. Every index read from the ring is read once and checked
+/// protocol"). `pipes` are the streams the connection began on; they stay
+/// open beside the ring and carry only doorbells (a byte a writer writes
+/// when it finds the reader asleep), so that a sleeping reader wakes as it
+/// would over pipes and the peer's death is seen as it is there: the
+/// input's EOF ends a read once the ring is empty, the output's EPIPE ends
+/// a write waiting for room. Every index read from the ring is read once and checked
 /// (RingCorrupt otherwise). The OutputStream, destroyed, marks its
 /// direction closed and wakes the reader: the peer then reads EOF as it
 /// would from a pipe. Neither stream lends memory or reads ahead

@@ -9,8 +9,8 @@ namespace spinrpc {
 struct StreamCounters {
   std::uint64_t lent_parts = 0;    ///< big parts lent to a pipe (BufferOptions::LargeWrites)
   std::uint64_t unlent_parts = 0;  ///< big parts copied although lending is on
-  std::uint64_t ring_sleeps = 0;   ///< a shared-memory read that slept on the futex
-  std::uint64_t ring_wakes = 0;    ///< futex wakes sent to a sleeping peer
+  std::uint64_t ring_sleeps = 0;   ///< a shared-memory read that slept on its doorbell
+  std::uint64_t ring_wakes = 0;    ///< doorbells rung and futex wakes sent to a sleeping peer
   std::uint64_t ring_full_waits = 0;  ///< writes that found the ring full and waited for room
 };
 

@@ -40,8 +40,8 @@ namespace spinrpc {
   X(occupied_time_us, "wall µs the occupier spent keeping CPUs busy, yields included")          \
   X(lent_parts, "big message parts lent to a pipe (vmsplice) instead of copied into it")         \
   X(unlent_parts, "big parts copied although lending is on: the reader had not read the last") \
-  X(ring_sleeps, "shared memory: reads that slept on the ring's futex after the spin")          \
-  X(ring_wakes, "shared memory: futex wakes sent to a peer asleep on the ring")               \
+  X(ring_sleeps, "shared memory: reads that slept on the doorbell (the pipe beside the ring) after the spin")          \
+  X(ring_wakes, "shared memory: doorbells rung and futex wakes sent to a peer asleep")               \
   X(ring_full_waits, "shared memory: writes that found the ring full and waited for room")
 
 /// What a channel's reader did and the spin policy in force

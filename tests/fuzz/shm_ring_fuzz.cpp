@@ -366,8 +366,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
           const std::uint32_t v = in.u32();
           switch (field) {
             case 0: header->accepted.store(v); break;
-            case 1: header->client_fences.store(v); break;
-            case 2: header->server_fences.store(v); break;
+            case 1: header->version = v; break;
+            case 2: header->accepted.store(~v); break;
             case 3: header->ring_bytes = v; break;
             default: header->magic = v; break;
           }

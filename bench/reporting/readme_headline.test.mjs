@@ -26,6 +26,7 @@ const SOURCES = [
   [/^\| the C\+\+ shim at its defaults, against tsc/, ["## Echo against tsgo"]],
   [/^\| the Node binding through `--import`/, ["## spinrpc's Node.js binding"]],
   [/^\| the Node binding, typescript@7\.1/, ["## The same Node jobs against the 7.1 nightly"]],
+  [/^\| the C\+\+ shim and the Node binding over shared memory/, ["## Shared memory against pipes"]],
   [/^\| the real async client/, ["## Async mode"]],
   [/^End to end, /, ["## Production-shaped workload"]],
   [/^Where spinrpc is not ahead/, ["## The real TypeScript client", "## A blocking client", "## spinrpc's Node.js binding", "## Production-shaped workload"]],

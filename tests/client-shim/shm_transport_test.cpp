@@ -9,7 +9,7 @@
 // run_server_main (take_shm_offer) as spinrpc-server does, and is the peer
 // here for Calls inside a request.
 #include <signal.h>       // ::kill, SIGKILL, SIGSTOP, SIGCONT
-#include <sys/syscall.h>  // SYS_futex, SYS_pause
+#include <sys/syscall.h>  // SYS_read, SYS_pause
 #include <sys/wait.h>     // WIFEXITED, WEXITSTATUS
 #include <unistd.h>       // ::gettid, ::mkstemp, ::close, ::unlink, environ
 
@@ -298,9 +298,9 @@ TEST_CASE("the server killed (SIGKILL) while the client waits in a request over 
   const int client_tid = static_cast<int>(::gettid());
   std::atomic<bool> killed{false};
   std::thread killer([&] {
-    // Once the requesting thread sleeps on the ring's futex (between two
-    // liveness checks), the kill lands while it waits.
-    (void)eventually([&] { return blocked_in_syscall(client_tid) == SYS_futex; });
+    // Once the requesting thread sleeps on the ring's doorbell (a read of
+    // the pipe beside the ring), the kill lands while it waits.
+    (void)eventually([&] { return blocked_in_syscall(client_tid) == SYS_read; });
     killed = ::kill(pid, SIGKILL) == 0;
   });
   try {

@@ -500,11 +500,11 @@ TEST_CASE("TimedOut: a reader with nothing to read and a writer with no room, pa
 
 // ── Sleeping and waking ───────────────────────────────────────────────
 
-TEST_CASE("a reader asleep on the futex is woken by a write") {
+TEST_CASE("a reader asleep on its doorbell is woken by a write") {
   Connection c = connect();
   auto& control = *c.server_ring->inbound(SharedRing::Side::server).control;
   // Rounds until one write finds the reader's asleep flag up (a round can
-  // miss it only while the reader is between two liveness periods).
+  // miss it only in the instant between the flag and the reader's look).
   bool woken = false;
   for (int round = 0; round < 20 && !woken; ++round) {
     std::atomic<int> tid{0};

@@ -151,6 +151,7 @@ CommandLine parse_command_line(const std::vector<std::string>& args, const char*
       }
       line.shm = !setting->off;
     }
+    else if (name == "trace") line.trace = std::string(value());
     else throw UsageError("flag provided but not defined: -" + std::string(name));
   }
   line.server.api_version = choose_api_version(api_version_flag, {kApiVersionVariable.name, api_version_env},
@@ -261,6 +262,10 @@ spinrpc's flags:
                         (auto, the default: SPINRPC_SHM, else auto) or stay on
                         the pipes (off); never with --async, --pipe or FIFOs
                         (docs/SHARED-MEMORY.md)
+  --trace FILE          write a Chrome trace-event JSON trace of every request
+                        to FILE at exit, for Perfetto; %p becomes the pid, and
+                        without %p the pid is added (default: SPINRPC_TRACE;
+                        SPINRPC_TRACE_MAX requests kept, 131072; docs/TRACE.md)
   --stats               print the channel's spin counters to stderr at exit
   --max-message-bytes N refuse frames larger than N bytes (default 268435456)
   --help                print this text and exit 0 (after --api: to stderr,

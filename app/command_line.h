@@ -45,6 +45,9 @@ struct CommandLine {
   /// --shm=off|auto: take a spawning client's shared-memory offer (auto, the
   /// default) or not (beats SPINRPC_SHM; docs/SHARED-MEMORY.md).
   std::optional<bool> shm;
+  /// --trace FILE: write a trace of every request to FILE (beats
+  /// SPINRPC_TRACE; "%p" becomes the pid; docs/TRACE.md). Empty: no trace.
+  std::optional<std::string> trace;
   /// One line each for values ignored rather than refused: an invalid spin
   /// setting (ignored_spin_setting, wait/settings.h; docs/SPIN.md#settings).
   std::vector<std::string> warnings;

@@ -21,6 +21,7 @@
 #include "stream/shm_ring.h"
 #include "stream/peer_closed.h"
 #include "wait/settings.h"
+#include "trace/trace_registry.h"
 #include "protocol/protocol_error.h"
 #include "server/channel_stats_json.h"
 #include "transport/created_files.h"
@@ -39,6 +40,27 @@ std::unique_ptr<Transport> make_transport(const CommandLine& line, CreatedFiles&
   }
   if (line.fifo_in) return make_fifo_transport(*line.fifo_in, *line.fifo_out, files);
   return make_stdio_transport();
+}
+
+// The server's trace ring, when --trace or SPINRPC_TRACE asks for one
+// (docs/TRACE.md). Its file gets the pid unless the name has %p: a client
+// that traces passes its pattern on. Written at exit within
+// trace::kServerWriteBudget, the client's close grace being what it is.
+// --async is JSON-RPC, whose requests the trace does not follow: refused
+// in one line.
+std::shared_ptr<trace::Ring> open_trace(const CommandLine& line, const std::string& program) {
+  std::vector<std::string> warnings;
+  const std::optional<TraceSetting> setting = resolve_trace_setting(line.trace, process_environment, warnings);
+  print_setting_warnings(program, warnings);
+  if (!setting) return nullptr;
+  if (line.async) {
+    print_setting_warnings(program, std::vector<std::string>{"no trace with --async: the trace follows the sync "
+                                                             "protocol's requests (docs/TRACE.md)"});
+    return nullptr;
+  }
+  trace::set_exit_budget(trace::kServerWriteBudget);
+  return trace::open_ring(trace::expand_path(setting->pattern, /*add_pid_if_absent=*/true), setting->max_requests,
+                          program);
 }
 
 // The shared memory a client that spawned us offers (SPINRPC_SHM=fd:N,
@@ -186,6 +208,7 @@ int serve(const CommandLine& line, const std::string& program, const AddMethods&
   channel_options.read_while_writing = line.async;
   channel_options.spin = std::move(settings.spin);
   try {
+    channel_options.trace = open_trace(line, program);
     const std::unique_ptr<Transport> transport = make_transport(line, files, program);
     const bool spinning = channel_options.spin.budget.count() > 0;
     std::string transport_reason;

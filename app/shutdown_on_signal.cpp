@@ -13,6 +13,7 @@
 
 #include "descriptor/stderr_lines.h"
 #include "transport/created_files.h"
+#include "trace/trace_registry.h"
 
 namespace spinrpc {
 
@@ -77,6 +78,11 @@ ShutdownOnSignal::ShutdownOnSignal(CreatedFiles& files, std::string program, con
       write_stderr_before_exit(program + ": " + (signal_number == SIGINT ? "SIGINT" : "SIGTERM") +
                                " received while " + what + "; it is cut short\n");
     }
+    // The trace, if one is kept (docs/TRACE.md): within the budget a
+    // client's close grace leaves, cut to the newest requests past it. The
+    // main thread is blocked in a wait or between two records; at worst the
+    // record it is filling reads half old.
+    trace::write_all(std::chrono::steady_clock::now() + trace::kServerWriteBudget);
     // _exit, not exit: the main thread may be inside a read or write with
     // objects that exit()'s destructors would tear down under it.
     ::_exit(128 + signal_number);

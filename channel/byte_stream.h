@@ -115,6 +115,9 @@ class ByteStream {
     out_->set_deadline(deadline);
   }
 
+  /// Records the reader's waits in `ring` (SpinReader::set_trace).
+  void set_trace(trace::Ring* ring) noexcept { reader_->set_trace(ring); }
+
   /// The reader's counters and spin policy, with the writer's counters.
   const ChannelStats& stats() const noexcept;
 

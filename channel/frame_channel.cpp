@@ -23,12 +23,38 @@ iovec to_iovec(ByteView bytes) {
 }  // namespace
 
 FrameChannel::FrameChannel(Streams streams, ChannelOptions options)
-    : stream_(std::move(streams), options, std::move(options.spin)), limits_(options.limits) {}
+    : stream_(std::move(streams), options, std::move(options.spin)), limits_(options.limits), trace_(std::move(options.trace)) {
+  stream_.set_trace(trace_.get());
+}
 
 FrameChannel::FrameChannel(UniqueFd in, UniqueFd out, ChannelOptions options)
-    : stream_(std::move(in), std::move(out), options, std::move(options.spin)), limits_(options.limits) {}
+    : stream_(std::move(in), std::move(out), options, std::move(options.spin)),
+      limits_(options.limits),
+      trace_(std::move(options.trace)) {
+  stream_.set_trace(trace_.get());
+}
 
 std::optional<FrameView> FrameChannel::try_read_frame(PayloadSink* sink) {
+  if (!trace_) [[likely]] return next_frame(sink);
+  return next_frame_traced(sink);
+}
+
+std::optional<FrameView> FrameChannel::next_frame_traced(PayloadSink* sink) {
+  // The read begins where the last traced span ended (a write, a handler):
+  // no clock read of its own; its waits are SpinReader's.
+  const auto start = trace_->last();
+  std::optional<FrameView> frame = next_frame(sink);
+  if (frame) {
+    // The server's request begins as its Request is read (the client's as
+    // it writes one): a request's records are those up to the next.
+    if (frame->type == MessageType::Request) trace_->begin_request();
+    trace_->span(trace::Kind::read, static_cast<std::uint8_t>(frame->type), start, trace_->now(),
+                 frame->name.size() + frame->payload.size());
+  }
+  return frame;
+}
+
+std::optional<FrameView> FrameChannel::next_frame(PayloadSink* sink) {
   stream_.consume(frame_size_);
   frame_size_ = 0;
   for (;;) {
@@ -113,6 +139,18 @@ FrameView FrameChannel::read_frame() {
 }
 
 void FrameChannel::write_frame(MessageType type, ByteView name, ByteView payload) {
+  if (!trace_) [[likely]] return put_frame(type, name, payload);
+  put_frame_traced(type, name, payload);
+}
+
+void FrameChannel::put_frame_traced(MessageType type, ByteView name, ByteView payload) {
+  if (type == MessageType::Request) trace_->begin_request();
+  const auto start = trace_->last();
+  put_frame(type, name, payload);
+  trace_->span(trace::Kind::send, static_cast<std::uint8_t>(type), start, trace_->now(), name.size() + payload.size());
+}
+
+void FrameChannel::put_frame(MessageType type, ByteView name, ByteView payload) {
   const FrameHeader header = encode_frame_header(type, name.size(), payload.size());
   iovec iov[4] = {to_iovec(header.prefix()), to_iovec(name), to_iovec(header.payload_header()),
                   to_iovec(payload)};
@@ -143,9 +181,11 @@ void FrameChannel::finish_switch(bool move) {
   const std::unique_ptr<StreamSwitch> done = std::move(switch_);
   if (!move) {
     stream_.set_transport_reason(done->reason(false));
+    if (trace_) trace_->instant("transport: stays on descriptors", trace_->now());
     return;
   }
   stream_.replace_streams([&](Streams current) { return done->move(std::move(current)); }, done->reason(true));
+  if (trace_) trace_->instant("transport: moved to shared memory", trace_->now());
 }
 
 }  // namespace spinrpc

@@ -16,6 +16,7 @@
 #include "wait/spin_policy.h"
 #include "protocol/frame.h"
 #include "protocol/frame_decoder.h"
+#include "trace/trace_ring.h"
 
 namespace spinrpc {
 
@@ -31,6 +32,11 @@ struct ChannelOptions : FrameOptions {
   /// blocking read; spinrpc-server and SyncRpcChannel pass
   /// resolve_spin_policy() (wait/settings.h).
   SpinPolicy spin;
+  /// Where the channel's trace goes (docs/TRACE.md): each frame read and
+  /// written, each wait, and what the layers above record through trace().
+  /// Null (the default): no trace, one predictable branch per read and
+  /// write.
+  std::shared_ptr<trace::Ring> trace;
 };
 
 /// The MessagePack framing (protocol/frame.h) over a ByteStream: reads and
@@ -128,6 +134,11 @@ class FrameChannel {
   /// Says why the channel stays on its streams (ChannelStats::transport_reason).
   void set_transport_reason(std::string reason) { stream_.set_transport_reason(std::move(reason)); }
 
+  /// The channel's trace ring (ChannelOptions::trace), null when not
+  /// tracing: the client and the server record their requests, handlers
+  /// and Calls there.
+  trace::Ring* trace() const noexcept { return trace_.get(); }
+
   /// The streams under the channel (owned by it).
   InputStream& input() noexcept { return stream_.input(); }
   OutputStream& output() noexcept { return stream_.output(); }
@@ -135,6 +146,12 @@ class FrameChannel {
  private:
   ByteStream stream_;
   Limits limits_;
+  std::shared_ptr<trace::Ring> trace_;  // see trace()
+  // try_read_frame and write_frame without the trace, and with it.
+  std::optional<FrameView> next_frame(PayloadSink* sink);
+  std::optional<FrameView> next_frame_traced(PayloadSink* sink);
+  void put_frame(MessageType type, ByteView name, ByteView payload);
+  void put_frame_traced(MessageType type, ByteView name, ByteView payload);
   // Reads the rest of the partial frame `partial` into the sink's memory;
   // nullopt when the sink declines.
   std::optional<FrameView> read_payload_into(PayloadSink& sink, const DecodeResult& partial);

@@ -21,6 +21,7 @@
 #include "transport/unix_socket.h"
 #include "protocol/protocol_error.h"
 #include "protocol/remote_error.h"
+#include "trace/trace_registry.h"
 
 namespace spinrpc {
 namespace {
@@ -54,6 +55,24 @@ void close_quietly(SyncRpcChannel& channel) noexcept {
   }
 }
 
+// A client callback's span in the trace (docs/TRACE.md#events), from the
+// end of the Call's read to the callback's return or throw.
+class TracedCallback {
+ public:
+  TracedCallback(trace::Ring* ring, std::string_view name) noexcept
+      : ring_(ring), start_(ring ? ring->last() : trace::Ring::Clock::time_point{}), name_(ring ? ring->intern(name) : 0) {}
+  TracedCallback(const TracedCallback&) = delete;
+  TracedCallback& operator=(const TracedCallback&) = delete;
+  ~TracedCallback() {
+    if (ring_) ring_->span(trace::Kind::handler, trace::kCallbackDetail, start_, ring_->now(), 0, 0, name_);
+  }
+
+ private:
+  trace::Ring* ring_;
+  trace::Ring::Clock::time_point start_;
+  std::uint32_t name_;
+};
+
 struct StringHash {
   using is_transparent = void;
   std::size_t operator()(std::string_view s) const noexcept {
@@ -73,17 +92,22 @@ struct SyncRpcChannel::State {
   SyncRpcOptions options;
   std::unordered_map<std::string, Callback, StringHash, std::equal_to<>> callbacks;
   std::string call_result;  // the last CallResponse payload (answer_call)
+  MessageType call_reply = MessageType::CallResponse;  // what answer_call sent last, for the trace
   bool in_request = false;  // a Request is open; callbacks may be running
   // With a request_timeout: time the open request spent in our callbacks,
   // which the deadline counts too (said when it passes).
   std::chrono::steady_clock::duration callback_time{};
   bool broken = false;      // an error other than RemoteError left the stream unknown
   bool closed = false;      // close() has run
+  std::shared_ptr<trace::Ring> trace;  // options.trace or SPINRPC_TRACE; null: no trace
 
   // Kills the child (or drops the connection) and throws TimedOut.
   [[noreturn]] void end_after_timeout(std::string_view method);
   // The spin policy from the options and the environment they name.
   SpinPolicy resolve_spin() const;
+  // The trace ring, when options.trace or SPINRPC_TRACE asks for one
+  // (open_channel hands it to the channel).
+  void open_trace();
   // Sets up SIGPIPE and the channel over the server's two ends, waiting by
   // `spin` (resolve_spin()).
   // `made_in_pipe`: `in` is a pipe we created (BufferOptions::grow_read_pipe).
@@ -94,6 +118,8 @@ struct SyncRpcChannel::State {
   ByteView exchange(std::string_view method, ByteView payload, PayloadSink* sink);
   std::optional<FrameView> read_next(PayloadSink* sink);
   void answer_call(const FrameView& call);
+  // answer_call with its spans: the Call, and the callback inside it.
+  void answer_call_traced(const FrameView& call, trace::Ring& ring);
   void check_name(const char* what, std::string_view method, const FrameView& frame) const;
   [[noreturn]] void throw_child_exited(PeerClosed::Where where = PeerClosed::Where::BetweenFrames);
 };
@@ -136,6 +162,13 @@ SyncRpcChannel::State& SyncRpcChannel::State::usable(const std::unique_ptr<State
 }
 
 ByteView SyncRpcChannel::State::exchange(std::string_view method, ByteView payload, PayloadSink* sink) {
+  trace::Ring* const ring = channel->trace();
+  // The request's span: from here to its reply read (docs/TRACE.md#events).
+  const auto sent_at = ring ? ring->now() : std::chrono::steady_clock::time_point{};
+  const auto traced = [&](MessageType reply, ByteView reply_payload) {
+    ring->span(trace::Kind::request, static_cast<std::uint8_t>(reply), sent_at, ring->last(), payload.size(),
+               static_cast<std::uint32_t>(reply_payload.size()), ring->intern(method));
+  };
   channel->write_frame(MessageType::Request, as_bytes(method), payload);
   // A big reply's memory is made ready while the server works.
   if (sink != nullptr) channel->prepare_while_waiting(*sink);
@@ -148,12 +181,16 @@ ByteView SyncRpcChannel::State::exchange(std::string_view method, ByteView paylo
     switch (frame->type) {
       case MessageType::Response:
         check_name("response", method, *frame);
+        if (ring) traced(frame->type, frame->payload);
         return frame->payload;
       case MessageType::Error:
         check_name("response", method, *frame);  // the TS 7 channel's word for an Error too
+        if (ring) traced(frame->type, frame->payload);
         throw RemoteError(std::string(frame->payload_text()));
       case MessageType::Call:
-        if (options.request_timeout.count() > 0) {
+        if (ring) {
+          answer_call_traced(*frame, *ring);
+        } else if (options.request_timeout.count() > 0) {
           const auto start = std::chrono::steady_clock::now();
           answer_call(*frame);
           callback_time += std::chrono::steady_clock::now() - start;
@@ -198,11 +235,14 @@ void SyncRpcChannel::State::answer_call(const FrameView& call) {
     // missing, in libsyncrpc's and the TS 7 channel's words.
     const std::string message = "unknown callback: `" + std::string(name) +
                                 "`. Please make sure to register it on the JavaScript side before invoking it.";
+    call_reply = MessageType::CallError;
     channel->write_frame(MessageType::CallError, call.name, as_bytes(message));
     return;
   }
   std::string result;
+  call_reply = MessageType::CallError;
   try {
+    const TracedCallback traced(channel->trace(), name);
     result = found->second(name, call.payload_text());
   } catch (const CallbackAborted&) {
     throw;  // the request ends here; the channel is broken (RequestScope)
@@ -221,7 +261,19 @@ void SyncRpcChannel::State::answer_call(const FrameView& call) {
   // copied, and must outlive the write until the server has read it
   // (BufferOptions::LargeWrites::lend; its next message proves that).
   call_result = std::move(result);
+  call_reply = MessageType::CallResponse;
   channel->write_frame(MessageType::CallResponse, call.name, as_bytes(call_result));
+}
+
+void SyncRpcChannel::State::answer_call_traced(const FrameView& call, trace::Ring& ring) {
+  // Begins where the Call's read ended; the callback's end is read inside
+  // (answer_call's send span starts there).
+  const auto start = ring.last();
+  const std::uint32_t name = ring.intern(call.name_text());
+  answer_call(call);
+  const auto end = ring.last();
+  if (options.request_timeout.count() > 0) callback_time += end - start;
+  ring.span(trace::Kind::call, static_cast<std::uint8_t>(call_reply), start, end, 0, 0, name);
 }
 
 void SyncRpcChannel::State::throw_child_exited(PeerClosed::Where where) {
@@ -254,6 +306,17 @@ void SyncRpcChannel::State::end_after_timeout(std::string_view method) {
   throw TimedOut(what);
 }
 
+void SyncRpcChannel::State::open_trace() {
+  std::vector<std::string> warnings;
+  const std::optional<TraceSetting> setting = resolve_trace_setting(
+      options.trace, [this](const char* name) { return environment_value(options.environment, name); }, warnings);
+  print_setting_warnings("spinrpc", warnings);
+  if (!setting) return;
+  const std::string_view name = std::string_view(executable).substr(executable.rfind('/') + 1);
+  trace = trace::open_ring(trace::expand_path(setting->pattern, /*add_pid_if_absent=*/false),
+                           setting->max_requests, "spinrpc client: " + std::string(name));
+}
+
 SpinPolicy SyncRpcChannel::State::resolve_spin() const {
   return resolve_spin_policy(options.spin,
                              [this](const char* name) { return environment_value(options.environment, name); });
@@ -268,7 +331,7 @@ void SyncRpcChannel::State::open_channel(UniqueFd in, UniqueFd out, SpinPolicy s
   // O_NONBLOCK touches nothing of anyone else's.
   if (options.request_timeout.count() > 0) set_nonblocking(out.get(), true);
   spin.peer_pid = child.pid() > 0 ? child.pid() : 0;  // a server we started
-  ChannelOptions channel_options{options.channel, std::move(spin)};
+  ChannelOptions channel_options{options.channel, std::move(spin), trace};
   channel_options.grow_read_pipe = channel_options.grow_read_pipe || made_in_pipe;
   channel.emplace(std::move(in), std::move(out), std::move(channel_options));
 }
@@ -280,6 +343,7 @@ SyncRpcChannel SyncRpcChannel::connect_socket(const std::string& path, SyncRpcOp
   state->executable = "the server at " + path;
   state->options = std::move(options);
   Connection connection = connect_unix_socket(path, state->options.connect_timeout);
+  state->open_trace();
   state->open_channel(std::move(connection.in), std::move(connection.out), state->resolve_spin());
   state->channel->set_transport_reason("socket: shared memory is offered only to a server this client spawns");
   return SyncRpcChannel(std::move(state));
@@ -292,6 +356,7 @@ SyncRpcChannel SyncRpcChannel::connect_fifos(const std::string& to_server,
   state->executable = "the server at " + to_server;
   state->options = std::move(options);
   Connection connection = connect_fifo_pair(to_server, from_server, state->options.connect_timeout);
+  state->open_trace();
   state->open_channel(std::move(connection.in), std::move(connection.out), state->resolve_spin());
   state->channel->set_transport_reason("FIFOs: shared memory is offered only to a server this client spawns");
   return SyncRpcChannel(std::move(state));
@@ -335,9 +400,15 @@ SyncRpcChannel::SyncRpcChannel(const std::string& executable, const std::vector<
   // other servers make of the variable: nothing); and a client that spins
   // says so (docs/PLACEMENT.md#two-spinners-on-one-cpu).
   SpinPolicy spin = s.resolve_spin();
-  s.child = ChildProcess::spawn(executable, args, to_child.read_end.get(), from_child.write_end.get(),
-                                entries_for_started_server(spin.budget.count() > 0), s.options.environment,
-                                ring ? ring->fd() : -1);
+  s.open_trace();
+  // A trace asked for by the option is the server's too, unless its
+  // environment says otherwise (docs/TRACE.md).
+  std::vector<std::string_view> add_env(entries_for_started_server(spin.budget.count() > 0).begin(),
+                                        entries_for_started_server(spin.budget.count() > 0).end());
+  const std::string trace_entry = s.options.trace ? std::string(kTraceVariable.name) + "=" + *s.options.trace : "";
+  if (!trace_entry.empty()) add_env.push_back(trace_entry);
+  s.child = ChildProcess::spawn(executable, args, to_child.read_end.get(), from_child.write_end.get(), add_env,
+                                s.options.environment, ring ? ring->fd() : -1);
   if (ring) ring->close_fd();  // the child has its copy; the mapping stays
   // The child has its own copies now. Ours must go at once: while this
   // process holds the write end of the child's stdout, the child's death
@@ -424,6 +495,7 @@ int SyncRpcChannel::close() {
   s.closed = true;
   if (!s.spawned) {
     s.channel.reset();
+    if (s.trace) trace::close_ring(s.trace);
     return 0;
   }
   // Closing the child's stdin is the polite request to stop: a sync API server
@@ -432,7 +504,11 @@ int SyncRpcChannel::close() {
   // EPIPE instead of sitting out the grace period.
   s.channel.reset();
   if (!s.child.try_wait_for(s.options.close_grace)) s.child.kill(SIGKILL);
-  return s.child.wait();
+  const int status = s.child.wait();
+  // After the child: its own trace is written by then, and ours does not
+  // eat into its close grace.
+  if (s.trace) trace::close_ring(s.trace);
+  return status;
 }
 
 void SyncRpcChannel::kill_child() {

@@ -67,6 +67,14 @@ struct SyncRpcOptions {
   /// pipes, the bytes on them unchanged. Unset: SPINRPC_SHM decides (off:
   /// no; the default: offer). Only the constructor that spawns offers.
   std::optional<bool> shared_memory;
+  /// Write a trace of this channel's requests to this file (Chrome
+  /// trace-event JSON, docs/TRACE.md): at close(), and at exit. "%p" becomes
+  /// the pid. Unset: SPINRPC_TRACE decides (in `environment` when that is
+  /// set); empty: no trace. A spawned child gets SPINRPC_TRACE set to the
+  /// same pattern unless its environment has one, so a spinrpc-server
+  /// traces its side too, into a file of its own (it adds its pid).
+  /// SPINRPC_TRACE_MAX: how many requests the trace keeps.
+  std::optional<std::string> trace;
   /// The child's environment, as "NAME=value" entries; std::nullopt (the
   /// default): this process's. When set, it is also where the unset spin
   /// settings above are looked up (TSGO_SYNC_SPIN_US, ...), so both ends

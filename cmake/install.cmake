@@ -2,6 +2,7 @@
 #   include/spinrpc/<folder>/*.h      every library's headers, folders as in the tree
 #   lib/libspinrpc_*.a                the libraries: static, position-independent
 #   bin/spinrpc-server                the server
+#   bin/spinrpc-trace-merge           merges the trace files of a client and its servers (node)
 #   bin/spinrpc-server-async          what a static spinrpc-server runs for
 #                                     --async (SPINRPC_STATIC_SERVER; it
 #                                     looks beside itself, so both go to bin)
@@ -14,6 +15,7 @@ include(CMakePackageConfigHelpers)
 # library target -> the name users see after spinrpc::
 set(spinrpc_exported
   spinrpc_protocol protocol
+  spinrpc_trace trace
   spinrpc_dialect dialect
   spinrpc_descriptor descriptor
   spinrpc_stream stream
@@ -40,7 +42,7 @@ if(TARGET spinrpc-server-async)
   install(TARGETS spinrpc-server-async RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
 
-foreach(folder protocol dialect descriptor stream wait channel transport server app client-shim)
+foreach(folder protocol trace dialect descriptor stream wait channel transport server app client-shim)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${folder}/
     DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/spinrpc/${folder}
     FILES_MATCHING PATTERN "*.h")
@@ -57,3 +59,8 @@ write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/spinrpcConfigVersio
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/spinrpcConfig.cmake
               ${CMAKE_CURRENT_BINARY_DIR}/spinrpcConfigVersion.cmake
   DESTINATION ${spinrpc_config_dir})
+
+# The trace merger (docs/TRACE.md): one implementation, in JavaScript, shared
+# with the npm package; it needs node on the PATH.
+install(PROGRAMS ${PROJECT_SOURCE_DIR}/node/trace-merge.mjs
+  DESTINATION ${CMAKE_INSTALL_BINDIR} RENAME spinrpc-trace-merge)

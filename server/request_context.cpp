@@ -26,12 +26,19 @@ ByteView RequestContext::call(std::string_view callback, ByteView arguments) {
     }
   }
   FrameView reply;
+  trace::Ring* const ring = channel_->trace();
+  // The Call's span: its send, the wait, the answer's read (docs/TRACE.md#events).
+  const auto start = ring ? ring->now() : trace::Ring::Clock::time_point{};
   try {
     channel_->write_frame(MessageType::Call, as_bytes(callback), arguments);
     const auto frame = detail::read_client_frame(*channel_);
     if (!frame) throw PeerClosed("the client closed the connection during a Call",
                                       PeerClosed::Where::DuringCall);
     reply = *frame;
+    if (ring) {
+      ring->span(trace::Kind::call, static_cast<std::uint8_t>(reply.type), start, ring->last(), 0, 0,
+                 ring->intern(callback));
+    }
   } catch (...) {
     // The stream itself failed: no Error reply can follow; Server::dispatch
     // rethrows this however the handler reacts.
@@ -59,6 +66,8 @@ ByteView RequestContext::call(std::string_view callback, ByteView arguments) {
 std::string_view RequestContext::call(std::string_view callback, std::string_view arguments) {
   return as_text(call(callback, as_bytes(arguments)));
 }
+
+trace::Ring* RequestContext::trace() const noexcept { return channel_ != nullptr ? channel_->trace() : nullptr; }
 
 const ChannelStats& RequestContext::channel_stats() const noexcept {
   return async_ != nullptr ? async_->channel.stats() : channel_->stats();

@@ -6,6 +6,7 @@
 
 #include "wait/channel_stats.h"
 #include "protocol/frame.h"
+#include "trace/trace_ring.h"
 
 namespace spinrpc {
 
@@ -41,6 +42,11 @@ class RequestContext {
 
   /// The Request's method name.
   std::string_view method() const noexcept { return method_; }
+
+  /// The channel's trace ring when the server traces (docs/TRACE.md), else
+  /// null: a handler may add spans of its own there (trace::Ring::span).
+  /// Always null in async mode.
+  trace::Ring* trace() const noexcept;
   /// The Request's payload (usually UTF-8 JSON), in the channel's buffer:
   /// no copy, valid until the handler returns, even across call().
   ByteView payload() const noexcept { return payload_; }

@@ -16,6 +16,27 @@
 namespace spinrpc {
 namespace {
 
+// A handler's span in the trace (docs/TRACE.md#events): from the end of
+// the last traced span (the Request's read, or the batch's item before) to
+// the handler's return or throw.
+class TracedHandler {
+ public:
+  TracedHandler(trace::Ring* ring, std::string_view method) noexcept
+      : ring_(ring), start_(ring ? ring->last() : trace::Ring::Clock::time_point{}) {
+    if (ring_) name_ = ring_->intern(method);
+  }
+  TracedHandler(const TracedHandler&) = delete;
+  TracedHandler& operator=(const TracedHandler&) = delete;
+  ~TracedHandler() {
+    if (ring_) ring_->span(trace::Kind::handler, 0, start_, ring_->now(), 0, 0, name_);
+  }
+
+ private:
+  trace::Ring* ring_;
+  trace::Ring::Clock::time_point start_;
+  std::uint32_t name_ = 0;
+};
+
 constexpr std::string_view kGetServerTiming = "getServerTiming";
 constexpr std::string_view kResetServerTiming = "resetServerTiming";
 constexpr std::string_view kBatchRequests = "batchRequests";
@@ -125,10 +146,20 @@ void Server::dispatch(FrameChannel& channel, std::string_view method, ByteView p
     return;
   }
   RequestContext ctx(channel, method, payload, reply_);
-  if (run(ctx)) {
+  trace::Ring* const ring = channel.trace();
+  // The request's span begins where its read ended (docs/TRACE.md#events).
+  const auto start = ring ? ring->last() : trace::Ring::Clock::time_point{};
+  const bool ok = run(ctx);
+  if (ok) {
     channel.write_frame(MessageType::Response, name, ctx.response_payload());
   } else {
     channel.write_frame(MessageType::Error, name, as_bytes(error_text_));
+  }
+  if (ring) {
+    ring->span(trace::Kind::request, static_cast<std::uint8_t>(ok ? MessageType::Response : MessageType::Error),
+               start, ring->last(), payload.size(),
+               static_cast<std::uint32_t>(ok ? ctx.response_payload().size() : error_text_.size()),
+               ring->intern(method));
   }
 }
 
@@ -140,6 +171,7 @@ bool Server::run(RequestContext& ctx) {
                                        : std::chrono::steady_clock::time_point{};
 
   bool failed = true;
+  const TracedHandler traced(ctx.trace(), method);
   const auto handler = handlers_.find(method);
   if (handler == handlers_.end()) {
     error_text_.assign(detail::kInvalidRequest);

@@ -310,4 +310,27 @@ bool client_offers_shm(std::optional<bool> option, const EnvLookup& env) {
   return !setting->off;
 }
 
+std::optional<TraceSetting> resolve_trace_setting(const std::optional<std::string>& option, const EnvLookup& env,
+                                                  std::vector<std::string>& warnings) {
+  std::string pattern;
+  if (option) {
+    pattern = *option;
+  } else if (const char* value = env(kTraceVariable.name)) {
+    pattern = value;
+  }
+  if (pattern.empty()) return std::nullopt;
+  TraceSetting setting{std::move(pattern), kDefaultTraceRequests};
+  if (const char* value = env(kTraceMaxVariable.name)) {
+    const std::optional<long long> max = parse_non_negative(value);
+    if (max && *max > 0 && static_cast<unsigned long long>(*max) <= kMaxTraceRequests) {
+      setting.max_requests = static_cast<std::size_t>(*max);
+    } else {
+      warnings.push_back(std::string(kTraceMaxVariable.name) + "=" + value + " is not a number of requests from 1 to " +
+                         std::to_string(kMaxTraceRequests) + "; the trace keeps " +
+                         std::to_string(kDefaultTraceRequests));
+    }
+  }
+  return setting;
+}
+
 }  // namespace spinrpc

@@ -68,14 +68,20 @@ inline constexpr EnvironmentVariable kShmVariable{
     "fd:N: set by a spinrpc client for the server it starts, the memfd it offers, inherited as fd N; unset, auto, "
     "on or 1: a client offers, a server takes an offer (docs/SHARED-MEMORY.md)"};
 inline constexpr EnvironmentVariable kTraceVariable{
-    "SPINRPC_TRACE", "reserved: nothing reads it yet",
-    "reserved for tracing (issue \"trace\"); its entry is filled when it is read"};
+    "SPINRPC_TRACE", "spinrpc-server, the client shim, the Node binding; a server started by them inherits it",
+    "a file to write a Chrome trace-event JSON trace of every request to, at close(), at exit and on SIGTERM; "
+    "%p in it becomes the process id, and without %p a server adds its pid (--trace and the trace options beat "
+    "it; docs/TRACE.md)"};
+inline constexpr EnvironmentVariable kTraceMaxVariable{
+    "SPINRPC_TRACE_MAX", "spinrpc-server, the client shim, the Node binding",
+    "how many requests a channel's trace keeps, the last ones (a positive integer; default 131072, a ring of "
+    "about 64 MiB, backed only as it fills; docs/TRACE.md)"};
 
 /// Every environment variable spinrpc reads (or reserves), in one table.
 inline constexpr std::array kEnvironmentVariables = {
     kSpinBudgetVariable, kSpinAdaptiveVariable, kPlacementVariable, kPeerSpinsVariable,
     kLendRepliesVariable, kApiVersionVariable, kWorkingDirectoryVariable, kSearchPathVariable, kBindingVariable,
-    kShmVariable, kTraceVariable,
+    kShmVariable, kTraceVariable, kTraceMaxVariable,
 };
 
 /// The "NAME=1" entries of kLendRepliesVariable and kPeerSpinsVariable.
@@ -105,6 +111,16 @@ inline constexpr int kShmOfferedFd = 3;
 inline constexpr std::string_view kShmOfferEntry = "SPINRPC_SHM=fd:3";
 static_assert(kShmOfferEntry.starts_with(kShmVariable.name));
 
+/// Where a channel's trace goes and how much it keeps (docs/TRACE.md).
+struct TraceSetting {
+  std::string pattern;  ///< the file, "%p" not yet replaced (trace/trace_registry.h: expand_path)
+  std::size_t max_requests = 0;
+};
+/// Requests a trace keeps by default: 131072 × 12 records of 40 bytes, a
+/// ring of 60 MiB (trace/trace_ring.h).
+inline constexpr std::size_t kDefaultTraceRequests = 131072;
+/// The largest SPINRPC_TRACE_MAX taken: a ring of 7.5 GiB of address space.
+inline constexpr std::size_t kMaxTraceRequests = std::size_t{1} << 24;
 /// Explicit settings that beat the environment: the server's --spin-us and
 /// --adaptive flags, the client shim's options.
 struct SpinOverrides {
@@ -174,6 +190,13 @@ bool variable_says_yes(const EnvironmentVariable& variable, const EnvLookup& env
 /// when set, else what kShmVariable in `env` says (an invalid value is one
 /// line on stderr, and the client offers).
 bool client_offers_shm(std::optional<bool> option, const EnvLookup& env);
+
+/// Whether and where to trace: `option` (a flag, SyncRpcOptions::trace, the
+/// binding's trace) when set, else kTraceVariable in `env`; an empty value
+/// is off. The size from kTraceMaxVariable; an invalid one is one line
+/// appended to `warnings`, and the default is used.
+std::optional<TraceSetting> resolve_trace_setting(const std::optional<std::string>& option, const EnvLookup& env,
+                                                  std::vector<std::string>& warnings);
 
 /// Writes `lines` (each a setting ignored or refused, without newline) to
 /// stderr as "<program>: <line>\n" in one write that never waits

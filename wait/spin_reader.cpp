@@ -175,6 +175,7 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len, WaitFor wait_
   // Branch: budget 0, a plain blocking read; no clock, no extra syscall.
   if (policy_.budget.count() == 0) {
     ++stats_.plain_waits;
+    if (trace_) [[unlikely]] return traced_blocking_read(buf, len);
     return blocking_read(buf, len);
   }
   // Branch: spinning, on a stream whose tries are loads from memory (a ring):
@@ -187,7 +188,7 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len, WaitFor wait_
         ++stats_.spin_hits;
         note_shared_cpu(false);
         const Clock::time_point now{};
-        end_wait(now, now);
+        end_wait(now, now, trace::WaitEnd::spin, {}, i + 1);
         return static_cast<std::size_t>(n);
       }
     }
@@ -200,7 +201,7 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len, WaitFor wait_
     }
     const std::size_t n = blocking_read(buf, len);
     ++stats_.blocked_while_suspended;
-    end_wait(start, Clock::now());
+    end_wait(start, Clock::now(), trace::WaitEnd::suspended);
     return n;
   }
   // Branch: occupying (docs/PLACEMENT.md#what-spinrpc-does-occupy-where-it-pays).
@@ -216,7 +217,7 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len, WaitFor wait_
     if (cycle_wait_ == CycleWait::unshare) away.emplace(sched_getcpu());
     const std::size_t n = blocking_read(buf, len);
     ++stats_.occupied_waits;
-    end_wait(start, Clock::now());
+    end_wait(start, Clock::now(), trace::WaitEnd::placed);
     return n;
   }
   // Branch: spinning. A vDSO clock read costs a small fraction of a try on
@@ -241,16 +242,19 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len, WaitFor wait_
   // compared by medians a few µs apart (docs/SPIN-NOTES.md, "The reply
   // path").
   Clock::time_point tried_at = start;
+  unsigned tries = 0;          // for the trace
+  bool contended = false;      // a late yield ended the spin
   for (;;) {
     long n = in_->try_read(buf, len);
+    ++tries;
     // Cheap tries (a ring in memory): a few more before the clock is read.
-    for (unsigned more = tries_per_clock_read; n < 0 && --more > 0;) n = in_->try_read(buf, len);
+    for (unsigned more = tries_per_clock_read; n < 0 && --more > 0; ++tries) n = in_->try_read(buf, len);
     if (n >= 0) {
       const Clock::time_point now = cycle_open() ? Clock::now() : tried_at;
       ++stats_.spin_hits;
       add_spin_time(now - start);
       note_shared_cpu(shared);
-      end_wait(start, now);
+      end_wait(start, now, trace::WaitEnd::spin, now - start, tries);
       return static_cast<std::size_t>(n);
     }
     // Branch: early in the wait, try again at once (see kYieldAfter).
@@ -281,6 +285,7 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len, WaitFor wait_
         // spin-off would; a blocked reader is woken with the scheduler's
         // wake-up preference.
         if (wait_for == WaitFor::message) note_contention();
+        contended = true;
         break;
       } else {
         shared = true;
@@ -292,9 +297,10 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len, WaitFor wait_
   // Branch: budget spent or CPU contended; block until bytes arrive.
   note_shared_cpu(shared);
   ++stats_.spin_misses;
-  add_spin_time(Clock::now() - start);
+  const Clock::duration spun = Clock::now() - start;
+  add_spin_time(spun);
   const std::size_t n = blocking_read(buf, len);
-  end_wait(start, Clock::now());
+  end_wait(start, Clock::now(), contended ? trace::WaitEnd::contended : trace::WaitEnd::budget_spent, spun, tries);
   return n;
 }
 
@@ -337,7 +343,8 @@ void SpinReader::note_contention() noexcept {
   controller_.after_contention();
 }
 
-void SpinReader::end_wait(Clock::time_point start, Clock::time_point now) {
+void SpinReader::end_wait(Clock::time_point start, Clock::time_point now, trace::WaitEnd how,
+                          Clock::duration spun, unsigned tries) {
   // One clock read serves the wait and the cycle it ends.
   if (cycle_open()) end_cycle(now);
   bool spin = controller_.after_wait(now - start);
@@ -351,6 +358,44 @@ void SpinReader::end_wait(Clock::time_point start, Clock::time_point now) {
   stats_.suspensions = controller_.suspensions();
   stats_.resumptions = controller_.resumptions();
   stats_.spinning = spin;
+  if (trace_) [[unlikely]] trace_wait(start, now, how, spun, tries);
+}
+
+std::size_t SpinReader::traced_blocking_read(std::byte* buf, std::size_t len) {
+  // The wait begins where the trace's last span ended (the read that
+  // waits): one clock read, at its end.
+  const Clock::time_point start = trace_->last();
+  const std::size_t n = blocking_read(buf, len);
+  trace_wait(start, trace_->now(), trace::WaitEnd::no_budget, {}, 1);
+  return n;
+}
+
+void SpinReader::trace_wait(Clock::time_point start, Clock::time_point now, trace::WaitEnd how,
+                            Clock::duration spun, unsigned tries) noexcept {
+  if (start == Clock::time_point{}) start = now = Clock::now();  // a quick try's hit read no clock
+  trace_->note(now);
+  trace_->span(trace::Kind::wait, static_cast<std::uint8_t>(how), start, now,
+               static_cast<std::uint64_t>(spun.count()), tries);
+  // The decisions this wait took (end_wait, end_cycle, note_shared_cpu),
+  // each an instant at its end.
+  const auto changed = [&](std::uint64_t& seen, std::uint64_t now_count, std::string_view what) {
+    if (now_count == seen) return;
+    seen = now_count;
+    trace_->instant(what, now, now_count);
+  };
+  changed(traced_.suspensions, controller_.suspensions(), "adaptive: spinning suspended");
+  changed(traced_.resumptions, controller_.resumptions(), "adaptive: spinning resumed");
+  changed(traced_.contentions, stats_.spin_contended, "CPU contended: spin ended");
+  changed(traced_.moves, stats_.placement_moves, "placement: moved to the occupier's CPU");
+  changed(traced_.follows, stats_.placement_follows, "placement: moved to the peer's CPU");
+  changed(traced_.unshares, stats_.placement_unshares, "placement: block once to unshare a CPU");
+  if (placement_.changes() != traced_.placement_changes) {
+    traced_.placement_changes = placement_.changes();
+    char what[48] = "placement: ";
+    const std::string_view mode = PlacementController::mode_name(placement_.mode());
+    mode.copy(what + 11, std::min(mode.size(), sizeof what - 12));
+    trace_->instant(what, now, traced_.placement_changes);
+  }
 }
 
 void SpinReader::add_spin_time(Clock::duration spun) noexcept {

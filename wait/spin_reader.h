@@ -13,6 +13,7 @@
 #include "wait/spin_policy.h"
 #include "stream/input_stream.h"
 #include "stream/output_stream.h"
+#include "trace/trace_ring.h"
 
 namespace spinrpc {
 
@@ -83,6 +84,13 @@ class SpinReader final : public BeforeWrite {
   /// streams: its writes stay bounded as its reads are.
   std::optional<std::chrono::steady_clock::time_point> deadline() const noexcept { return deadline_; }
 
+  /// Records every wait in `ring` from now on (docs/TRACE.md#events): how it
+  /// waited, how long it spun, how many tries, what ended it; and the
+  /// adaptive rule's and placement's decisions as instants. Null (the
+  /// default): no trace; each wait then pays one predictable branch.
+  /// `ring` must outlive this reader or be replaced first.
+  void set_trace(trace::Ring* ring) noexcept { trace_ = ring; }
+
   /// The counters so far and the policy in force, current when read (the
   /// placement fields are filled in here, not on every cycle; reading them
   /// allocates nothing). The reference stays valid while this reader
@@ -101,8 +109,17 @@ class SpinReader final : public BeforeWrite {
  private:
   using Clock = std::chrono::steady_clock;
   std::size_t blocking_read(std::byte* buf, std::size_t len) { return in_->read_blocking(buf, len, deadline_); }
-  // After a wait that began at `start` and ended at `now`.
-  void end_wait(Clock::time_point start, Clock::time_point now);
+  // After a wait that began at `start` and ended at `now` as `how` says,
+  // having spun `spun` over `tries` tries. A wait that read no clock (a
+  // ring's quick tries) passes two default time points.
+  void end_wait(Clock::time_point start, Clock::time_point now, trace::WaitEnd how, Clock::duration spun = {},
+                unsigned tries = 0);
+  // end_wait's part when tracing: the wait's record, and an instant for
+  // each decision taken since the last one.
+  void trace_wait(Clock::time_point start, Clock::time_point now, trace::WaitEnd how, Clock::duration spun,
+                  unsigned tries) noexcept;
+  // A budget-0 read, timed for the trace.
+  std::size_t traced_blocking_read(std::byte* buf, std::size_t len);
   void end_cycle(Clock::time_point now) noexcept;
   // A placement cycle is in progress: a message was written since the last
   // one ended, and there is an occupier to place with (end_wait ends it).
@@ -173,6 +190,13 @@ class SpinReader final : public BeforeWrite {
   enum class Follow { off, unresolved, following, none };
   Follow follow_ = Follow::off;
   unsigned suspended_waits_ = 0;  // waits while suspended, counted for kFollowEvery
+  trace::Ring* trace_ = nullptr;  // see set_trace()
+  // The decision counters as of the last traced wait: a change is an instant.
+  struct TracedDecisions {
+    std::uint64_t suspensions = 0, resumptions = 0, contentions = 0, placement_changes = 0, moves = 0,
+                  follows = 0, unshares = 0;
+  };
+  TracedDecisions traced_{};
 };
 
 }  // namespace spinrpc

@@ -140,6 +140,11 @@ void read_options(const Napi::Value& value, SyncRpcOptions& options, bool& colle
       // pipes); true: offer it even under SPINRPC_SHM=off; unset:
       // SPINRPC_SHM in the child's environment decides (docs/NODE.md).
       options.shared_memory = bool_option(v, "sharedMemory");
+    } else if (key == "trace") {
+      // A file for this channel's trace (docs/TRACE.md); "" for none. Unset:
+      // SPINRPC_TRACE in the child's environment decides.
+      if (!v.IsString()) throw Napi::TypeError::New(value.Env(), "SyncRpcChannel: option trace must be a string (a file name)");
+      options.trace = v.As<Napi::String>().Utf8Value();
     } else if (key == "maxMessageBytes") {
       const long long bytes = count_option(v, "maxMessageBytes");
       if (bytes == 0) throw Napi::TypeError::New(value.Env(), "SyncRpcChannel: option maxMessageBytes must be positive");
@@ -148,7 +153,7 @@ void read_options(const Napi::Value& value, SyncRpcOptions& options, bool& colle
       throw Napi::TypeError::New(value.Env(),
                                  "SyncRpcChannel: unknown option " + key +
                                      " (collectTiming, spinUs, adaptive, placement, "
-                                     "requestTimeoutMs, closeGraceMs, maxMessageBytes, sharedMemory, env, callbackFailure)");
+                                     "requestTimeoutMs, closeGraceMs, maxMessageBytes, sharedMemory, trace, env, callbackFailure)");
     }
   }
 }

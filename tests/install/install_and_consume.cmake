@@ -33,3 +33,13 @@ include(${CMAKE_CURRENT_LIST_DIR}/../app/async_checks.cmake)
 check_async_echo(${prefix}/bin/spinrpc-server)
 check_async_echo(${WORK_DIR}/build/file-length-server)
 message(STATUS "install consumer: --async ok")
+
+# The trace merger goes to bin with the server (docs/TRACE.md), executable.
+if(NOT EXISTS ${prefix}/bin/spinrpc-trace-merge OR IS_DIRECTORY ${prefix}/bin/spinrpc-trace-merge)
+  message(FATAL_ERROR "install consumer: ${prefix}/bin/spinrpc-trace-merge is not installed")
+endif()
+file(READ ${prefix}/bin/spinrpc-trace-merge merge_head LIMIT 20)
+if(NOT merge_head MATCHES "^#!/usr/bin/env node")
+  message(FATAL_ERROR "install consumer: spinrpc-trace-merge does not start with its node shebang")
+endif()
+message(STATUS "install consumer: spinrpc-trace-merge ok")

@@ -65,6 +65,9 @@ std::string_view NameTable::name(std::uint32_t id) const noexcept {
 
 Ring::Ring(std::size_t max_requests, std::string label)
     : capacity_(max_requests * kRecordsPerRequest),
+      // A span that starts at last() before any clock read (the server's
+      // first Request read) starts as the ring does, not at the clock's zero.
+      last_(Clock::now()),
       max_requests_(max_requests),
       label_(std::move(label)),
       tid_(static_cast<int>(::gettid())) {

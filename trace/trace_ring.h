@@ -69,7 +69,8 @@ class Ring {
   Ring& operator=(const Ring&) = delete;
 
   /// The clock, read, and remembered as last(): a span that starts where
-  /// the one before ended takes last() and reads no clock.
+  /// the one before ended takes last() and reads no clock. Before the
+  /// first, last() is when the ring was made.
   Clock::time_point now() noexcept { return last_ = Clock::now(); }
   Clock::time_point last() const noexcept { return last_; }
   /// Remembers a clock read made elsewhere (SpinReader's) as last().

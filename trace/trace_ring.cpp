@@ -95,9 +95,20 @@ void Ring::span(Kind kind, std::uint8_t detail, Clock::time_point start, Clock::
   r.cpu = static_cast<std::int16_t>(::sched_getcpu());
   r.kind = kind;
   r.detail = detail;
+  ++appended_;
   if (++next_ == capacity_) {
     next_ = 0;
     wrapped_ = true;
+  }
+}
+
+void Ring::begin_request_since(std::uint64_t mark) noexcept {
+  ++seq_;
+  const std::uint64_t count = appended_ - mark < capacity_ ? appended_ - mark : capacity_;
+  std::size_t at = next_;
+  for (std::uint64_t i = 0; i < count; ++i) {
+    at = (at == 0 ? capacity_ : at) - 1;
+    records_[at].seq = seq_;
   }
 }
 

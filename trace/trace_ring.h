@@ -78,6 +78,12 @@ class Ring {
 
   /// Starts the next request: the records that follow belong to it.
   void begin_request() noexcept { ++seq_; }
+  /// Where the ring is now, for begin_request_since().
+  std::uint64_t mark() const noexcept { return appended_; }
+  /// Starts the next request with the records appended since `mark`
+  /// (mark()) in it: the server knows a frame is a Request only once it is
+  /// read, and the waits of that read are the new request's.
+  void begin_request_since(std::uint64_t mark) noexcept;
 
   /// Appends a span from `start` to `end`, with the CPU it ends on.
   void span(Kind kind, std::uint8_t detail, Clock::time_point start, Clock::time_point end, std::uint64_t a = 0,
@@ -105,6 +111,7 @@ class Ring {
   Record* records_ = nullptr;
   std::size_t capacity_ = 0;  // records
   std::size_t next_ = 0;      // where the next record goes
+  std::uint64_t appended_ = 0;  // records appended since the ring was made
   bool wrapped_ = false;
   std::uint32_t seq_ = 0;
   Clock::time_point last_{};

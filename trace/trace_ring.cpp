@@ -86,6 +86,7 @@ Ring::~Ring() { ::munmap(records_, capacity_ * sizeof(Record)); }
 void Ring::span(Kind kind, std::uint8_t detail, Clock::time_point start, Clock::time_point end, std::uint64_t a,
                 std::uint32_t b, std::uint32_t name) noexcept {
   Record& r = records_[next_];
+  if (wrapped_) overwritten_seq_ = r.seq;
   r.start_ns = to_ns(start);
   r.dur_ns = to_ns(end) - r.start_ns;
   r.a = a;

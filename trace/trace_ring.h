@@ -106,6 +106,9 @@ class Ring {
   int tid() const noexcept { return tid_; }
   std::size_t max_requests() const noexcept { return max_requests_; }
   std::uint32_t requests_begun() const noexcept { return seq_; }
+  /// The seq of the last record the ring wrote over (0 before it wraps):
+  /// the oldest request left is partial only if it is this one.
+  std::uint32_t overwritten_seq() const noexcept { return overwritten_seq_; }
 
  private:
   Record* records_ = nullptr;
@@ -114,6 +117,7 @@ class Ring {
   std::uint64_t appended_ = 0;  // records appended since the ring was made
   bool wrapped_ = false;
   std::uint32_t seq_ = 0;
+  std::uint32_t overwritten_seq_ = 0;  // see overwritten_seq()
   Clock::time_point last_{};
   std::size_t max_requests_;
   std::string label_;

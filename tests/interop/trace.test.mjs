@@ -14,7 +14,7 @@
 import { describe, test, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, mkdirSync, readdirSync, rmSync } from "node:fs";
+import { copyFileSync, mkdtempSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -158,6 +158,26 @@ describe("spinrpc-trace-merge", () => {
     const usage = spawnSync(process.execPath, [MERGE, notTrace], { encoding: "utf8" });
     assert.equal(usage.status, 2);
     assert.deepEqual(readdirSync(dir), ["not-a-trace.json"]);
+  });
+
+  test("runs by any path to it: a copy in a folder with a space, a symlink of another name", () => {
+    const dir = caseDir();
+    const spaced = join(dir, "with space");
+    mkdirSync(spaced);
+    copyFileSync(MERGE, join(spaced, "trace-merge.mjs"));
+    symlinkSync(MERGE, join(dir, "merge-traces"));
+    const trace = join(dir, "t.json");
+    writeFileSync(trace, JSON.stringify({ traceEvents: [], displayTimeUnit: "ns", otherData: { spinrpc: {} } }));
+    for (const program of [join(spaced, "trace-merge.mjs"), join(dir, "merge-traces")]) {
+      const out = join(dir, "out.json");
+      const r = spawnSync(process.execPath, [program, "-o", out, trace], { encoding: "utf8" });
+      assert.equal(r.status, 0, `${program}: ${r.stderr}`);
+      assert.deepEqual(loadTrace(out).spinrpc.merged.map((p) => p.file), ["t.json"], program);
+      rmSync(out);
+      const missing = spawnSync(process.execPath, [program, "-o", out, join(dir, "none.json")], { encoding: "utf8" });
+      assert.equal(missing.status, 1, program);
+      assert.match(missing.stderr, /none\.json: ENOENT/);
+    }
   });
 });
 

@@ -13,8 +13,12 @@
 #include <chrono>     // std::chrono
 #include <cmath>      // std::abs
 #include <cstdint>    // std::int64_t
+#include <cstdlib>    // std::system
+#include <filesystem> // std::filesystem
+#include <fstream>    // std::ifstream
 #include <map>        // std::map
 #include <optional>   // std::optional
+#include <sstream>    // std::stringstream
 #include <stdexcept>  // std::logic_error
 #include <utility>    // std::pair
 #include <string>     // std::string
@@ -479,6 +483,69 @@ TEST_CASE("SPINRPC_TRACE_MAX keeps the server's last N requests, whole, and the 
     CHECK(file.request_seqs(who) == std::vector<std::int64_t>{16, 17, 18, 19, 20});
     const auto methods = who == pid ? check_server_requests(file, who) : check_client_requests(file, who);
     CHECK(methods.size() == 5);
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// Runs `command` with sh; returns its exit status and its stderr.
+std::pair<int, std::string> run_shell(const std::string& command, const ScratchDir& dir) {
+  const std::string err = dir / "stderr.txt";
+  const int status = std::system((command + " 2>'" + err + "'").c_str());
+  std::ifstream in(err);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::filesystem::remove(err);
+  return {status, text.str()};
+}
+
+std::string quoted(const std::string& s) { return "'" + s + "'"; }
+
+TEST_CASE("spinrpc-server --trace FILE beats SPINRPC_TRACE, and gets the pid without %p") {
+  ScratchDir dir;
+  SyncRpcOptions options;
+  options.request_timeout = std::chrono::seconds(60);
+  options.environment = std::vector<std::string>{"SPINRPC_TRACE=" + (dir / "env-%p.json")};
+  SyncRpcChannel channel(bin_path("spinrpc-server"), {"--api", "--trace", dir / "flag.json"}, options);
+  const int pid = channel.pid();
+  CHECK(channel.request("echo", "x") == "x");
+  CHECK(channel.close() == 0);
+  // The client took SPINRPC_TRACE from the environment it was given.
+  std::vector<std::string> expected{"env-" + std::to_string(::getpid()) + ".json",
+                                    "flag." + std::to_string(pid) + ".json"};
+  CHECK(dir.files() == expected);
+  CHECK(check_server_requests(load_trace(dir / expected[1]), pid).size() == 1);
+}
+
+TEST_CASE("spinrpc-server --async --trace: one stderr line, and no trace") {
+  ScratchDir dir;
+  const auto [status, err] =
+      run_shell(quoted(bin_path("spinrpc-server")) + " --api --async --trace " + quoted(dir / "t.json") + " </dev/null", dir);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  CHECK(err == "spinrpc-server: no trace with --async: the trace follows the sync protocol's requests "
+               "(docs/TRACE.md)\n");
+  CHECK(dir.files().empty());
+}
+
+TEST_CASE("an invalid SPINRPC_TRACE_MAX is one stderr line, and the trace keeps the default") {
+  ScratchDir dir;
+  for (const char* value : {"0", "abc", "-3", "16777217"}) {
+    CAPTURE(value);
+    const auto [status, err] = run_shell("SPINRPC_TRACE=" + quoted(dir / "t-%p.json") + " SPINRPC_TRACE_MAX=" +
+                                             quoted(value) + " " + quoted(bin_path("spinrpc-server")) +
+                                             " --api </dev/null",
+                                         dir);
+    CHECK(status == 0);
+    CHECK(err == "spinrpc-server: SPINRPC_TRACE_MAX=" + std::string(value) +
+                     " is not a number of requests from 1 to 16777216; the trace keeps 131072\n");
+    const std::vector<std::string> files = dir.files();
+    REQUIRE(files.size() == 1);
+    const TraceFile file = load_trace(dir / files[0]);
+    CHECK(file.spinrpc().at("channels").at(0).at("max_requests") == 131072);
+    std::filesystem::remove(dir / files[0]);
   }
 }
 

@@ -146,16 +146,25 @@ std::map<std::int64_t, std::string> check_server_requests(const TraceFile& file,
     REQUIRE(request != nullptr);
     methods[seq] = request->name;
     const TraceEvent& read = file.only(spans, "read Request");
-    const TraceEvent& handler = file.only(spans, "handler");
     const std::string reply_type = request->args.at("reply");
     const TraceEvent& send = file.only(spans, "send " + reply_type);
     CHECK(file.parent_of(*request) == nullptr);
     CHECK(file.parent_of(read) == nullptr);
     CHECK(read.end() <= request->ts + kSlackUs);  // the request begins as its read ends
-    CHECK(file.parent_of(handler) == request);
     CHECK(file.parent_of(send) == request);
-    CHECK(handler.args.at("method") == request->name);
-    CHECK(handler.end() <= send.ts + kSlackUs);
+    // Its handler (batchRequests: one per item, each named for its item's
+    // method), before the reply.
+    std::vector<const TraceEvent*> handlers;
+    for (const TraceEvent* e : spans) {
+      if (e->name == "handler") handlers.push_back(e);
+    }
+    CHECK((request->name == "batchRequests" ? !handlers.empty() : handlers.size() == 1));
+    for (const TraceEvent* h : handlers) {
+      CHECK(file.parent_of(*h) == request);
+      if (request->name != "batchRequests") CHECK(h->args.at("method") == request->name);
+      CHECK(h->end() <= send.ts + kSlackUs);
+    }
+    const TraceEvent& handler = *handlers.front();
     CHECK(same_time(send.end(), request->end()));
     CHECK(request->args.at("bytes_out") == read.args.at("bytes").get<std::int64_t>() - request->name.size());
     CHECK(request->args.at("bytes_in") == send.args.at("bytes").get<std::int64_t>() - request->name.size());
@@ -366,6 +375,35 @@ TEST_CASE("against spinrpc-server itself: requests, an Error and a big payload, 
   CHECK(c.at(11) == "noSuchMethod");
   for (const auto& [seq, method] : c) check_lined_up(client, ::getpid(), server, server_pid, seq);
   CHECK(request_span(server, server_pid, 11).args.at("reply") == "Error");
+}
+
+TEST_CASE("the requests spinrpc-server answers outside its handlers are traced too: timing and batchRequests") {
+  ScratchDir dir;
+  SyncRpcChannel channel(bin_path("spinrpc-server"), {"--api", "--useCaseSensitiveFileNames", "--timing"},
+                         traced(dir / "t-%p.json"));
+  const std::int64_t server_pid = channel.pid();
+  CHECK(channel.request("echo", "x") == "x");
+  CHECK_FALSE(channel.request("getServerTiming", "").empty());
+  CHECK(channel.request("resetServerTiming", "") == "null");
+  CHECK_FALSE(
+      channel.request("batchRequests", R"({"requests":[{"method":"echo","params":"a"},{"method":"ping"}]})").empty());
+  CHECK(channel.close() == 0);
+  const TraceFile client = load_trace(dir / ("t-" + std::to_string(::getpid()) + ".json"));
+  const TraceFile server = load_trace(dir / ("t-" + std::to_string(server_pid) + ".json"));
+  const std::map<std::int64_t, std::string> script{
+      {1, "echo"}, {2, "getServerTiming"}, {3, "resetServerTiming"}, {4, "batchRequests"}};
+  CHECK(check_client_requests(client, ::getpid()) == script);
+  CHECK(check_server_requests(server, server_pid) == script);
+  for (const auto& [seq, method] : script) check_lined_up(client, ::getpid(), server, server_pid, seq);
+  // The batch's items, each a handler inside the one request.
+  std::vector<const TraceEvent*> handlers;
+  for (const TraceEvent* e : server.spans_of(server_pid, 4)) {
+    if (e->name == "handler") handlers.push_back(e);
+  }
+  std::sort(handlers.begin(), handlers.end(), [](auto* a, auto* b) { return a->ts < b->ts; });
+  std::vector<std::string> items;
+  for (const TraceEvent* h : handlers) items.push_back(h->args.at("method"));
+  CHECK(items == std::vector<std::string>{"echo", "ping"});
 }
 
 TEST_CASE("a client's trace is written at close() and valid when its server is SIGKILLed mid-session") {

@@ -96,8 +96,11 @@ std::map<std::int64_t, std::string> check_client_requests(const TraceFile& file,
     CHECK(same_time(send.ts, request->ts));  // the request begins with its send
     CHECK(send.end() <= read.ts + kSlackUs);                             // then the reply's read
     CHECK(same_time(read.end(), request->end()));
-    CHECK(request->args.at("bytes_out") == send.args.at("bytes").get<std::int64_t>() - request->name.size());
-    CHECK(request->args.at("bytes_in") == read.args.at("bytes").get<std::int64_t>() - request->name.size());
+    // Both frames carry the method's name: the same count of bytes beside
+    // the payloads the request counts.
+    const std::int64_t name_bytes = send.args.at("bytes").get<std::int64_t>() - request->args.at("bytes_out").get<std::int64_t>();
+    CHECK(name_bytes >= 0);
+    CHECK(read.args.at("bytes").get<std::int64_t>() - request->args.at("bytes_in").get<std::int64_t>() == name_bytes);
     int waits_in_read = 0;
     for (const TraceEvent* e : spans) {
       INFO(e->name << " at " << e->ts);
@@ -166,8 +169,9 @@ std::map<std::int64_t, std::string> check_server_requests(const TraceFile& file,
     }
     const TraceEvent& handler = *handlers.front();
     CHECK(same_time(send.end(), request->end()));
-    CHECK(request->args.at("bytes_out") == read.args.at("bytes").get<std::int64_t>() - request->name.size());
-    CHECK(request->args.at("bytes_in") == send.args.at("bytes").get<std::int64_t>() - request->name.size());
+    const std::int64_t name_bytes = read.args.at("bytes").get<std::int64_t>() - request->args.at("bytes_out").get<std::int64_t>();
+    CHECK(name_bytes >= 0);
+    CHECK(send.args.at("bytes").get<std::int64_t>() - request->args.at("bytes_in").get<std::int64_t>() == name_bytes);
     for (const TraceEvent* e : spans) {
       INFO(e->name << " at " << e->ts);
       // Each span of the request is its read Request's or the request's
@@ -375,6 +379,25 @@ TEST_CASE("against spinrpc-server itself: requests, an Error and a big payload, 
   CHECK(c.at(11) == "noSuchMethod");
   for (const auto& [seq, method] : c) check_lined_up(client, ::getpid(), server, server_pid, seq);
   CHECK(request_span(server, server_pid, 11).args.at("reply") == "Error");
+}
+
+TEST_CASE("method names JSON must escape, and bytes that are not UTF-8, leave both files valid and alike") {
+  ScratchDir dir;
+  SyncRpcChannel channel(bin_path("spinrpc-server"), {"--api"}, traced(dir / "t-%p.json"));
+  const std::int64_t server_pid = channel.pid();
+  const std::string odd = std::string("q\"b\\s\n\t\x01 \xff\xfe \u2028 \xe2\x82 end");
+  CHECK_THROWS_AS(channel.request(odd, ""), RemoteError);
+  CHECK(channel.close() == 0);
+  const TraceFile client = load_trace(dir / ("t-" + std::to_string(::getpid()) + ".json"));
+  const TraceFile server = load_trace(dir / ("t-" + std::to_string(server_pid) + ".json"));
+  // Each byte that is not UTF-8 becomes U+FFFD, as Go's encoding/json has it.
+  const std::string as_written = "q\"b\\s\n\t\x01 \ufffd\ufffd \u2028 \ufffd\ufffd end";
+  const auto client_methods = check_client_requests(client, ::getpid());
+  const auto server_methods = check_server_requests(server, server_pid);
+  REQUIRE(client_methods.size() == 1);
+  REQUIRE(server_methods.size() == 1);
+  CHECK(client_methods.at(1) == as_written);
+  CHECK(server_methods.at(1) == as_written);
 }
 
 TEST_CASE("the requests spinrpc-server answers outside its handlers are traced too: timing and batchRequests") {

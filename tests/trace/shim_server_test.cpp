@@ -261,9 +261,10 @@ struct Session {
   int status = 0;
 };
 
-// The scripted session: echoes, a request whose handler Calls the client
-// twice (one answer, one CallError), an Error reply, an unknown method, a
-// 5 MiB echo each way, and one more echo.
+// The scripted session: echoes, requests whose handlers Call the client
+// (an answer; a CallError for a name not registered; one for a callback
+// that throws), an Error reply, an unknown method, a 5 MiB echo each way,
+// and one more echo.
 Session scripted_session(const std::string& pattern, std::optional<bool> shared_memory) {
   Session session;
   SyncRpcChannel channel(bin_path("scripted_server"), {}, traced(pattern, shared_memory));
@@ -274,6 +275,10 @@ Session scripted_session(const std::string& pattern, std::optional<bool> shared_
   CHECK(channel.request("echo", "first") == "first");
   CHECK(channel.request("callback", "readFile /src/a.ts") == "contents of /src/a.ts");
   CHECK(channel.request("callbackError", "nosuch").starts_with("unknown callback: `nosuch`"));
+  channel.register_callback("failing", [](std::string_view, std::string_view) -> std::string {
+    throw std::runtime_error("no such file");
+  });
+  CHECK(channel.request("callbackError", "failing") == "no such file");
   CHECK_THROWS_WITH_AS(channel.request("throwWith", "no luck"), "no luck", RemoteError);
   CHECK_THROWS_AS(channel.request("noSuchMethod", ""), RemoteError);
   const std::string big(5 << 20, 'b');
@@ -310,8 +315,8 @@ TEST_CASE("a scripted session's trace: both files valid, every request whole on 
     const auto client_methods = check_client_requests(client, s.client_pid);
     const auto server_methods = check_server_requests(server, s.server_pid);
     const std::map<std::int64_t, std::string> script{
-        {1, "echo"},       {2, "callback"}, {3, "callbackError"}, {4, "throwWith"},
-        {5, "noSuchMethod"}, {6, "echo"},   {7, "echo"}};
+        {1, "echo"},         {2, "callback"}, {3, "callbackError"}, {4, "callbackError"},
+        {5, "throwWith"}, {6, "noSuchMethod"},  {7, "echo"},          {8, "echo"}};
     CHECK(client_methods == script);
     CHECK(server_methods == script);
     for (const auto& [seq, method] : script) check_lined_up(client, s.client_pid, server, s.server_pid, seq);
@@ -320,15 +325,25 @@ TEST_CASE("a scripted session's trace: both files valid, every request whole on 
     const auto reply = [&](const TraceFile& f, std::int64_t pid, std::int64_t seq) {
       return request_span(f, pid, seq).args.at("reply").get<std::string>();
     };
-    for (const std::int64_t seq : {1, 2, 3, 6, 7}) CHECK(reply(client, s.client_pid, seq) == "Response");
-    for (const std::int64_t seq : {4, 5}) CHECK(reply(client, s.client_pid, seq) == "Error");
-    // The Calls: an answer, and a CallError for the unknown callback.
+    for (const std::int64_t seq : {1, 2, 3, 4, 7, 8}) CHECK(reply(client, s.client_pid, seq) == "Response");
+    for (const std::int64_t seq : {5, 6}) CHECK(reply(client, s.client_pid, seq) == "Error");
+    // The Calls: an answer, a CallError for the unknown callback (no
+    // callback ran), one for the callback that threw (it ran).
     CHECK(client.only(client.spans_of(s.client_pid, 2), "call readFile").args.at("reply") == "CallResponse");
     CHECK(server.only(server.spans_of(s.server_pid, 2), "call readFile").args.at("reply") == "CallResponse");
+    CHECK(client.only(client.spans_of(s.client_pid, 3), "call nosuch").args.at("reply") == "CallError");
     CHECK(server.only(server.spans_of(s.server_pid, 3), "call nosuch").args.at("reply") == "CallError");
+    CHECK(client.only(client.spans_of(s.client_pid, 4), "call failing").args.at("reply") == "CallError");
+    CHECK(client.only(client.spans_of(s.client_pid, 4), "callback").args.at("callback") == "failing");
+    for (const std::int64_t seq : {2, 3, 4}) {
+      int callbacks = 0;
+      // By cat too: the request span of the method "callback" has that name.
+      for (const TraceEvent* e : client.spans_of(s.client_pid, seq)) callbacks += e->cat == "handler";
+      CHECK(callbacks == (seq == 3 ? 0 : 1));
+    }
     // The 5 MiB payload went out and came back.
-    CHECK(request_span(client, s.client_pid, 6).args.at("bytes_out") == 5 << 20);
-    CHECK(request_span(client, s.client_pid, 6).args.at("bytes_in") == 5 << 20);
+    CHECK(request_span(client, s.client_pid, 7).args.at("bytes_out") == 5 << 20);
+    CHECK(request_span(client, s.client_pid, 7).args.at("bytes_in") == 5 << 20);
 
     // The rows' names.
     std::map<std::int64_t, std::string> threads, processes;
@@ -458,7 +473,11 @@ TEST_CASE("a client's trace is written at close() and valid when its server is S
     // The Call and its callback are there, though the request never ended.
     const auto spans = client.spans_of(::getpid(), 2);
     CHECK(client.only(spans, "read Call").cat == "read");
-    CHECK(client.only(spans, "callback").args.at("callback") == "kill");
+    std::vector<const TraceEvent*> handlers;
+    for (const TraceEvent* e : spans) {
+      if (e->cat == "handler") handlers.push_back(e);
+    }
+    CHECK(client.only(handlers, "callback").args.at("callback") == "kill");
   }
   // The server's file is lost with it; the client's is whole under its name.
   CHECK(dir.files() == std::vector<std::string>{"t-" + std::to_string(::getpid()) + ".json"});

@@ -610,6 +610,20 @@ TEST_CASE("spinrpc-server --async --trace: one stderr line, and no trace") {
   CHECK(dir.files().empty());
 }
 
+TEST_CASE("a trace that cannot be written is one stderr line, and the server ends as it would without it") {
+  ScratchDir dir;
+  const std::string pattern = dir / "no/such/dir/t.json";
+  const auto [status, err] = run_shell("SPINRPC_TRACE=" + quoted(pattern) + " " +
+                                           quoted(bin_path("spinrpc-server")) + " --api </dev/null",
+                                       dir);
+  CHECK(status == 0);
+  const std::string head = "spinrpc: cannot create the trace " + (dir / "no/such/dir/t.");
+  CHECK(err.starts_with(head));
+  CHECK(err.ends_with(": No such file or directory\n"));
+  CHECK(std::count(err.begin(), err.end(), '\n') == 1);
+  CHECK(dir.files().empty());
+}
+
 TEST_CASE("an invalid SPINRPC_TRACE_MAX is one stderr line, and the trace keeps the default") {
   ScratchDir dir;
   for (const char* value : {"0", "abc", "-3", "16777217"}) {

@@ -236,6 +236,37 @@ describe("SyncRpcChannel: the trace option", () => {
     assert.equal(checkServerRequests(loadTrace(join(dir, `one.${out.a}.json`)), out.a).size, 1);
   });
 
+  test("a server SIGKILLed mid-session: the client's file is still written at close() and valid", () => {
+    const server = spinrpcPeer();
+    requireBinary(server);
+    const dir = caseDir();
+    const out = runNode(program(`
+      const c = new SyncRpcChannel(${JSON.stringify(server.path)}, ["--api"], { trace: ${JSON.stringify(join(dir, "k-%p.json"))} });
+      c.requestSync("echo", "x");
+      c.requestSync("echo", "y");
+      process.kill(c.pid, "SIGKILL");
+      try { c.requestSync("echo", "z".repeat(1 << 20)); } catch (e) { out.code = e.code; }
+      c.close();`), { env: envWith({}) });
+    assert.equal(out.code, "ERR_SPINRPC_CHILD_EXITED");
+    assert.deepEqual(readdirSync(dir), [`k-${out.pid}.json`], "the client's file alone: the server's died with it");
+    const client = loadTrace(join(dir, `k-${out.pid}.json`));
+    assert.deepEqual([...checkClientRequests(client, out.pid)], [[1, "echo"], [2, "echo"]]);
+    assert.equal(client.spinrpc.channels[0].requests_begun, 3);
+  });
+
+  test("a Node that exits with its channel open: the client's file is written at exit, valid", () => {
+    const server = spinrpcPeer();
+    requireBinary(server);
+    const dir = caseDir();
+    const out = runNode(program(`
+      const c = new SyncRpcChannel(${JSON.stringify(server.path)}, ["--api"], { trace: ${JSON.stringify(join(dir, "e-%p.json"))} });
+      for (let i = 0; i < 5; i++) c.requestSync("echo", "n" + i);`), { env: envWith({}) });
+    // The server's file is not asserted: the binding SIGKILLs a child left
+    // never closed (docs/NODE.md, "close()"), which ends it before it can write.
+    const client = loadTrace(join(dir, `e-${out.pid}.json`));
+    assert.deepEqual([...checkClientRequests(client, out.pid).values()], ["echo", "echo", "echo", "echo", "echo"]);
+  });
+
   test("a value that is not a string is a TypeError naming the option; the unknown-option message lists it", async () => {
     const { SyncRpcChannel } = await import(pathToFileURL(INDEX).href);
     const path = spinrpcPeer().path;

@@ -4,9 +4,9 @@
 // back), both sides tracing, each file read back through the shared rules
 // (trace_rules.h) and the two compared. Only orderings on the one clock
 // both sides read (CLOCK_MONOTONIC) are asserted, never durations.
-#include <signal.h>    // ::kill, SIGKILL, SIGTERM
-#include <sys/wait.h>  // WIFSIGNALED, WTERMSIG
 #include <errno.h>     // program_invocation_short_name
+#include <signal.h>    // ::kill, SIGKILL, SIGTERM
+#include <sys/wait.h>  // WIFEXITED, WEXITSTATUS, WIFSIGNALED, WTERMSIG
 #include <unistd.h>    // ::getpid, environ
 
 #include <algorithm>  // std::sort
@@ -19,9 +19,9 @@
 #include <map>        // std::map
 #include <optional>   // std::optional
 #include <sstream>    // std::stringstream
-#include <stdexcept>  // std::logic_error
-#include <utility>    // std::pair
+#include <stdexcept>  // std::logic_error, std::runtime_error
 #include <string>     // std::string
+#include <utility>    // std::pair
 #include <vector>     // std::vector
 
 #include <doctest/doctest.h>
@@ -52,12 +52,11 @@ double now_us() {
   return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+// Options that trace to `pattern`. A hang is bounded by ctest's TIMEOUT.
 SyncRpcOptions traced(const std::string& pattern, std::optional<bool> shared_memory = std::nullopt) {
   SyncRpcOptions options;
   options.trace = pattern;
   options.shared_memory = shared_memory;
-  // A hang guard only: a session here takes well under a second.
-  options.request_timeout = std::chrono::seconds(60);
   return options;
 }
 
@@ -265,9 +264,12 @@ struct Session {
 // (an answer; a CallError for a name not registered; one for a callback
 // that throws), an Error reply, an unknown method, a 5 MiB echo each way,
 // and one more echo.
-Session scripted_session(const std::string& pattern, std::optional<bool> shared_memory) {
+Session scripted_session(const std::string& pattern, std::optional<bool> shared_memory,
+                         std::chrono::milliseconds request_timeout) {
   Session session;
-  SyncRpcChannel channel(bin_path("scripted_server"), {}, traced(pattern, shared_memory));
+  SyncRpcOptions options = traced(pattern, shared_memory);
+  options.request_timeout = request_timeout;
+  SyncRpcChannel channel(bin_path("scripted_server"), {}, options);
   session.server_pid = channel.pid();
   channel.register_callback("readFile", [](std::string_view, std::string_view path) {
     return "contents of " + std::string(path);
@@ -289,11 +291,16 @@ Session scripted_session(const std::string& pattern, std::optional<bool> shared_
 }
 
 TEST_CASE("a scripted session's trace: both files valid, every request whole on both sides, seqs and clocks agree") {
-  for (const bool shm : {false, true}) {
+  // On pipes and on shared memory; and with a request_timeout, which times
+  // the callbacks on its own path (far above what the session takes).
+  for (const auto& [shm, timeout] : {std::pair{false, std::chrono::milliseconds(0)},
+                                     std::pair{true, std::chrono::milliseconds(0)},
+                                     std::pair{false, std::chrono::milliseconds(60'000)}}) {
     CAPTURE(shm);
+    CAPTURE(timeout.count());
     ScratchDir dir;
     const double from = now_us();
-    const Session s = scripted_session(dir / "t-%p.json", shm);
+    const Session s = scripted_session(dir / "t-%p.json", shm, timeout);
     const double to = now_us();
     CHECK(s.status == 0);
     const std::string client_path = dir / ("t-" + std::to_string(s.client_pid) + ".json");
@@ -586,7 +593,6 @@ std::string quoted(const std::string& s) { return "'" + s + "'"; }
 TEST_CASE("spinrpc-server --trace FILE beats SPINRPC_TRACE, and gets the pid without %p") {
   ScratchDir dir;
   SyncRpcOptions options;
-  options.request_timeout = std::chrono::seconds(60);
   options.environment = std::vector<std::string>{"SPINRPC_TRACE=" + (dir / "env-%p.json")};
   SyncRpcChannel channel(bin_path("spinrpc-server"), {"--api", "--trace", dir / "flag.json"}, options);
   const int pid = channel.pid();

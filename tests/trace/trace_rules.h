@@ -1,7 +1,7 @@
 #pragma once
 // The one place the trace suite checks a trace file against the rules of
 // the Chrome trace-event format and against the names and fields the trace
-// documents (/work/notes/trace-design.md, "Events in the JSON"). Every test
+// documents (trace/trace_record.h, trace/trace_writer.h). Every test
 // that reads a trace goes through load_trace(), so a file that breaks a rule
 // fails whichever test wrote it.
 

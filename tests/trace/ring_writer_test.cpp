@@ -176,6 +176,39 @@ TEST_CASE("a ring that wrapped exactly at a request's first record keeps that re
   for (const auto& [seq, spans] : seqs) CHECK(spans.size() == 11);  // and one instant each
 }
 
+TEST_CASE("begin_request_since gives the records appended since the mark to the new request, and no others") {
+  ScratchDir dir;
+  Ring ring(4, "ring");
+  const auto at = Ring::Clock::now();
+  ring.begin_request();  // seq 1: a server's request, read and answered
+  ring.span(Kind::read, type(MessageType::Request), at, at + 100ns, 1);
+  ring.span(Kind::handler, 0, at + 100ns, at + 200ns, 0, 0, ring.intern("echo"));
+  ring.span(Kind::send, type(MessageType::Response), at + 200ns, at + 300ns, 1);
+  ring.span(Kind::request, type(MessageType::Response), at + 100ns, at + 300ns, 0, 0, ring.intern("echo"));
+  // The next read: its waits come before the frame says it is a Request.
+  const std::uint64_t mark = ring.mark();
+  ring.span(Kind::wait, kBudgetSpent, at + 350ns, at + 900ns, 100, 5);
+  ring.instant("adaptive: spinning suspended", at + 900ns, 1);
+  ring.begin_request_since(mark);
+  ring.span(Kind::read, type(MessageType::Request), at + 300ns, at + 1000ns, 1);
+  // A mark with nothing after it: as begin_request().
+  ring.begin_request_since(ring.mark());
+  CHECK(ring.requests_begun() == 3);
+  const TraceFile file = write_and_load(dir / "t.json", ring);
+  const auto seqs = by_seq(file);
+  REQUIRE(seqs.count(1) == 1);
+  REQUIRE(seqs.count(2) == 1);
+  CHECK(seqs.at(1).size() == 4);
+  std::vector<std::string> second;
+  for (const TraceEvent* e : seqs.at(2)) second.push_back(e->name);
+  std::sort(second.begin(), second.end());
+  CHECK(second == std::vector<std::string>{"block", "read Request", "spin", "wait"});
+  CHECK(file.parent_of(file.only(seqs.at(2), "wait"))->name == "read Request");
+  for (const TraceEvent& e : file.events) {
+    if (e.ph == "i") CHECK(e.seq == 2);
+  }
+}
+
 TEST_CASE("a deadline already passed gives a valid file, cut short to the newest requests, that says so") {
   ScratchDir dir;
   Ring ring(3000, "ring");

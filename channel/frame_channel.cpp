@@ -43,11 +43,13 @@ std::optional<FrameView> FrameChannel::next_frame_traced(PayloadSink* sink) {
   // The read begins where the last traced span ended (a write, a handler):
   // no clock read of its own; its waits are SpinReader's.
   const auto start = trace_->last();
+  const std::uint64_t mark = trace_->mark();
   std::optional<FrameView> frame = next_frame(sink);
   if (frame) {
-    // The server's request begins as its Request is read (the client's as
-    // it writes one): a request's records are those up to the next.
-    if (frame->type == MessageType::Request) trace_->begin_request();
+    // The server's request begins with the read of its Request, the waits
+    // in it included (the client's as it writes one): a request's records
+    // are those up to the next.
+    if (frame->type == MessageType::Request) trace_->begin_request_since(mark);
     trace_->span(trace::Kind::read, static_cast<std::uint8_t>(frame->type), start, trace_->now(),
                  frame->name.size() + frame->payload.size());
   }

@@ -6,8 +6,9 @@
 // spinrpc writes them; both ends' timestamps are CLOCK_MONOTONIC, so they
 // are copied unchanged. Exit 0 with the merged file written; 2 for usage;
 // 1 for a file that cannot be read or is no trace, named on stderr.
-import { readFileSync, renameSync, writeFileSync } from "node:fs";
+import { readFileSync, realpathSync, renameSync, writeFileSync } from "node:fs";
 import { basename } from "node:path";
+import { fileURLToPath } from "node:url";
 
 const USAGE = `usage: spinrpc-trace-merge -o OUT.json TRACE.json... 
 Merges spinrpc trace files (one per process) into OUT.json for Perfetto or
@@ -73,6 +74,17 @@ function main(argv) {
   return 0;
 }
 
-if (import.meta.url === `file://${process.argv[1]}` || basename(process.argv[1] ?? "") === "spinrpc-trace-merge") {
+// Run as a program (by any path to this file: npm's bin symlink, CMake's
+// renamed copy, a path with spaces), not imported for mergeTraces().
+function runAsProgram() {
+  if (!process.argv[1]) return false;
+  try {
+    return realpathSync(process.argv[1]) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+
+if (runAsProgram()) {
   process.exitCode = main(process.argv.slice(2));
 }

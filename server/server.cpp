@@ -119,14 +119,34 @@ void Server::serve(FrameChannel& channel) {
 
 void Server::dispatch(FrameChannel& channel, std::string_view method, ByteView payload) {
   const ByteView name = as_bytes(method);
-  // Answered before dispatch and never recorded, as tsgo does.
+  trace::Ring* const ring = channel.trace();
+  // The request's span begins where its read ended (docs/TRACE.md#events)
+  // and ends with its reply written, whichever way it is answered.
+  const auto start = ring ? ring->last() : trace::Ring::Clock::time_point{};
+  const auto reply_with = [&](MessageType type, ByteView reply) {
+    channel.write_frame(type, name, reply);
+    if (ring) {
+      ring->span(trace::Kind::request, static_cast<std::uint8_t>(type), start, ring->last(), payload.size(),
+                 static_cast<std::uint32_t>(reply.size()), ring->intern(method));
+    }
+  };
+  // Answered before dispatch and never recorded, as tsgo does (the trace
+  // still shows them, a handler span each).
   if (method == kGetServerTiming) {
-    channel.write_frame(MessageType::Response, name, as_bytes(timing_.snapshot_json()));
+    std::string_view snapshot;
+    {
+      const TracedHandler traced(ring, method);
+      snapshot = timing_.snapshot_json();
+    }
+    reply_with(MessageType::Response, as_bytes(snapshot));
     return;
   }
   if (method == kResetServerTiming) {
-    timing_.reset();
-    channel.write_frame(MessageType::Response, name, as_bytes("null"));
+    {
+      const TracedHandler traced(ring, method);
+      timing_.reset();
+    }
+    reply_with(MessageType::Response, as_bytes("null"));
     return;
   }
 
@@ -141,25 +161,16 @@ void Server::dispatch(FrameChannel& channel, std::string_view method, ByteView p
       const bool item_ok = run(item);
       append_item_entry(item, item_ok, as_text(item.response_payload()), /*sync=*/true, entry);
     }, reply);
-    channel.write_frame(ok ? MessageType::Response : MessageType::Error, name,
-                        as_bytes(ok ? std::string_view(reply) : std::string_view(error_text_)));
+    reply_with(ok ? MessageType::Response : MessageType::Error,
+               as_bytes(ok ? std::string_view(reply) : std::string_view(error_text_)));
     return;
   }
   RequestContext ctx(channel, method, payload, reply_);
-  trace::Ring* const ring = channel.trace();
-  // The request's span begins where its read ended (docs/TRACE.md#events).
-  const auto start = ring ? ring->last() : trace::Ring::Clock::time_point{};
   const bool ok = run(ctx);
   if (ok) {
-    channel.write_frame(MessageType::Response, name, ctx.response_payload());
+    reply_with(MessageType::Response, ctx.response_payload());
   } else {
-    channel.write_frame(MessageType::Error, name, as_bytes(error_text_));
-  }
-  if (ring) {
-    ring->span(trace::Kind::request, static_cast<std::uint8_t>(ok ? MessageType::Response : MessageType::Error),
-               start, ring->last(), payload.size(),
-               static_cast<std::uint32_t>(ok ? ctx.response_payload().size() : error_text_.size()),
-               ring->intern(method));
+    reply_with(MessageType::Error, as_bytes(error_text_));
   }
 }
 

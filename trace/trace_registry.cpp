@@ -33,8 +33,9 @@ Registry& registry() {
   return *instance;
 }
 
+// `line` begins with "spinrpc: ", as the writer's errors (what()) do.
 void stderr_line(const std::string& line) noexcept {
-  const std::string text = "spinrpc: " + line + '\n';
+  const std::string text = line + '\n';
   [[maybe_unused]] const ssize_t n = ::write(2, text.data(), text.size());
 }
 
@@ -49,7 +50,7 @@ void write_path(const std::string& path, const std::vector<Entry>& entries, bool
   try {
     const WriteReport report = write_trace(path, rings, deadline);
     if (report.cut) {
-      stderr_line("the trace " + path + " was cut short to be written in time: it has the newest " +
+      stderr_line("spinrpc: the trace " + path + " was cut short to be written in time: it has the newest " +
                   std::to_string(report.requests) + " requests");
     }
   } catch (const std::exception& e) {

@@ -65,6 +65,9 @@ std::string_view NameTable::name(std::uint32_t id) const noexcept {
 
 Ring::Ring(std::size_t max_requests, std::string label)
     : capacity_(max_requests * kRecordsPerRequest),
+      // A span that starts at last() before any clock read (the server's
+      // first Request read) starts as the ring does, not at the clock's zero.
+      last_(Clock::now()),
       max_requests_(max_requests),
       label_(std::move(label)),
       tid_(static_cast<int>(::gettid())) {
@@ -83,6 +86,7 @@ Ring::~Ring() { ::munmap(records_, capacity_ * sizeof(Record)); }
 void Ring::span(Kind kind, std::uint8_t detail, Clock::time_point start, Clock::time_point end, std::uint64_t a,
                 std::uint32_t b, std::uint32_t name) noexcept {
   Record& r = records_[next_];
+  if (wrapped_) overwritten_seq_ = r.seq;
   r.start_ns = to_ns(start);
   r.dur_ns = to_ns(end) - r.start_ns;
   r.a = a;
@@ -92,9 +96,20 @@ void Ring::span(Kind kind, std::uint8_t detail, Clock::time_point start, Clock::
   r.cpu = static_cast<std::int16_t>(::sched_getcpu());
   r.kind = kind;
   r.detail = detail;
+  ++appended_;
   if (++next_ == capacity_) {
     next_ = 0;
     wrapped_ = true;
+  }
+}
+
+void Ring::begin_request_since(std::uint64_t mark) noexcept {
+  ++seq_;
+  const std::uint64_t count = appended_ - mark < capacity_ ? appended_ - mark : capacity_;
+  std::size_t at = next_;
+  for (std::uint64_t i = 0; i < count; ++i) {
+    at = (at == 0 ? capacity_ : at) - 1;
+    records_[at].seq = seq_;
   }
 }
 

@@ -69,7 +69,8 @@ class Ring {
   Ring& operator=(const Ring&) = delete;
 
   /// The clock, read, and remembered as last(): a span that starts where
-  /// the one before ended takes last() and reads no clock.
+  /// the one before ended takes last() and reads no clock. Before the
+  /// first, last() is when the ring was made.
   Clock::time_point now() noexcept { return last_ = Clock::now(); }
   Clock::time_point last() const noexcept { return last_; }
   /// Remembers a clock read made elsewhere (SpinReader's) as last().
@@ -77,6 +78,12 @@ class Ring {
 
   /// Starts the next request: the records that follow belong to it.
   void begin_request() noexcept { ++seq_; }
+  /// Where the ring is now, for begin_request_since().
+  std::uint64_t mark() const noexcept { return appended_; }
+  /// Starts the next request with the records appended since `mark`
+  /// (mark()) in it: the server knows a frame is a Request only once it is
+  /// read, and the waits of that read are the new request's.
+  void begin_request_since(std::uint64_t mark) noexcept;
 
   /// Appends a span from `start` to `end`, with the CPU it ends on.
   void span(Kind kind, std::uint8_t detail, Clock::time_point start, Clock::time_point end, std::uint64_t a = 0,
@@ -99,13 +106,18 @@ class Ring {
   int tid() const noexcept { return tid_; }
   std::size_t max_requests() const noexcept { return max_requests_; }
   std::uint32_t requests_begun() const noexcept { return seq_; }
+  /// The seq of the last record the ring wrote over (0 before it wraps):
+  /// the oldest request left is partial only if it is this one.
+  std::uint32_t overwritten_seq() const noexcept { return overwritten_seq_; }
 
  private:
   Record* records_ = nullptr;
   std::size_t capacity_ = 0;  // records
   std::size_t next_ = 0;      // where the next record goes
+  std::uint64_t appended_ = 0;  // records appended since the ring was made
   bool wrapped_ = false;
   std::uint32_t seq_ = 0;
+  std::uint32_t overwritten_seq_ = 0;  // see overwritten_seq()
   Clock::time_point last_{};
   std::size_t max_requests_;
   std::string label_;

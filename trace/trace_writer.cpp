@@ -206,13 +206,15 @@ class EventWriter {
 };
 
 // The lowest seq written for `ring`: the last max_requests requests, none
-// whose first records the ring has overwritten.
+// whose first records the ring has overwritten. The oldest request left
+// lost some only if the last record overwritten was one of its own: a ring
+// that wrapped exactly at a request's first record keeps that request.
 std::uint32_t first_kept(const Ring& ring, const Ring::Contents& contents) noexcept {
   const std::uint32_t last = ring.requests_begun();
   std::uint32_t first = last >= ring.max_requests() ? last - static_cast<std::uint32_t>(ring.max_requests()) + 1 : 0;
   if (contents.wrapped && !contents.older.empty()) {
-    const std::uint32_t partial = contents.older.front().seq;
-    if (partial + 1 > first) first = partial + 1;
+    const std::uint32_t oldest = contents.older.front().seq;
+    if (oldest == ring.overwritten_seq() && oldest + 1 > first) first = oldest + 1;
   }
   return first;
 }

@@ -1,4 +1,7 @@
-// The CDF pictures (gnuplot) and the report's "Pictures" section.
+// The report's pictures, all drawn with gnuplot (gnuplot-nox,
+// scripts/setup.sh): the CDFs and the report's "Pictures" section, the
+// trace timeline (bench/harness/trace_figures.mjs), and the one runner every
+// picture of bench/ goes through (bench/workload/report.mjs's too).
 
 import { spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -6,6 +9,20 @@ import { dirname, join, relative, resolve } from "node:path";
 
 import { VARIANTS } from "./run.mjs";
 import { percentile } from "../harness/stats.mjs";
+
+/**
+ * Runs gnuplot on `script`; true when it drew. On failure (gnuplot missing
+ * or refusing the script) says so on stderr as `who` and returns false, so
+ * that a report without gnuplot is written without its pictures.
+ */
+export function gnuplot(script, who) {
+  const r = spawnSync("gnuplot", [], { input: script, encoding: "utf8" });
+  if (r.error || r.status !== 0) {
+    console.error(`${who}: gnuplot failed: ${r.error ? r.error.message : r.stderr}`);
+    return false;
+  }
+  return true;
+}
 
 /** Tick marks 1, 1.5, 2, 3, 5, 7 per decade between lo and hi (log axis). */
 function logTicks(lo, hi) {
@@ -64,12 +81,7 @@ function cdf(args, file, title, series) {
     "set key right bottom",
     `plot ${plots.join(", \\\n     ")}`,
   ].join("\n");
-  const r = spawnSync("gnuplot", [], { input: script, encoding: "utf8" });
-  if (r.error || r.status !== 0) {
-    console.error(`report: gnuplot failed for ${file}: ${r.error ? r.error.message : r.stderr}`);
-    return null;
-  }
-  return png;
+  return gnuplot(script, `report (${file})`) ? png : null;
 }
 
 

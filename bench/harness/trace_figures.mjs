@@ -250,13 +250,15 @@ if (result.split) {
   row("&nbsp;&nbsp;of it spinning", "spin");
   row("&nbsp;&nbsp;of it blocked", "block");
   say(`| &nbsp;&nbsp;waits that ended while spinning | ${cols.map((c) => `${(100 * c.bySpin).toFixed(1)} %`).join(" | ")} |`);
-  row("&nbsp;&nbsp;server: read (from its wait's end)", "serverRead");
+  row("&nbsp;&nbsp;server: read (from its wait's end¹)", "serverRead");
   row("&nbsp;&nbsp;server: handler", "handler");
   row("&nbsp;&nbsp;server: reply (Response written, as the server saw it)", "reply");
   row("&nbsp;&nbsp;hand-offs and the reply's copy (wait − server's wake-up to its reply's start)", "handoffs");
   say(`| &nbsp;&nbsp;server's turn over before the client's send returned | ${cols.map((c) => (c.inSend === undefined ? "–" : `${(100 * c.inSend).toFixed(1)} %`)).join(" | ")} |`);
-  row("client: read (after its wait: decode)", "read");
-  say(`| echoes traced (unmatched pairs) | ${cols.map((c) => `${c.n} (${c.unmatched})`).join(" | ")} |`, "");
+  row("client: read (after its wait's end¹: decode)", "read");
+  say(`| echoes traced (unmatched pairs) | ${cols.map((c) => `${c.n} (${c.unmatched})`).join(" | ")} |`, "",
+    "¹ A wait that ends spinning ends, in the trace, at the clock read before the batch of tries that found the bytes " +
+    "(the trace adds no clock read there): up to one batch (64 loads on shared memory) of the wait shows in the read after it.", "");
 }
 if (result.cost) {
   say("### What tracing costs per request", "",

@@ -76,7 +76,8 @@ function waitsWithin(proc, from, to) {
  * (ns): rt the client's request span; send (its Request's send); wait (its
  * waits for the reply, all), spin and block (their two phases), bySpin (the
  * last wait ended while spinning); read (the reply's read after its last
- * wait: decoding). With `server`: serverRead (its Request's read after its
+ * wait: decoding, and for a spin hit up to one batch of tries, SpinReader
+ * timing a hit by the clock read before its batch). With `server`: serverRead (its Request's read after its
  * wait ended: the wake-up's tail and decoding), handler, reply (its
  * Response's send as the server saw it: it ends after the client has the
  * reply when the doorbell's wake-up takes the server's CPU), handoffs

@@ -31,6 +31,9 @@
 //           SPINRPC_TRACE (the shim passes its environment on), in all four
 //           cases alike; the binding's is given its own environment.
 //
+// The section is written whole from what this run measured: a part left
+// out with --skip is left out of it too.
+//
 // Trace files live in a scratch directory (never in the repository),
 // removed at the end, each run's as soon as it is read; the timeline's
 // boxes stay in bench/out/trace_timeline.dat (ignored by git). The load
@@ -80,11 +83,10 @@ const ECHO_FILTER = "^BM_Echo/bytes:8/.*variant:adaptive";
 
 /** This process's environment without a trace setting: each run says its own. */
 function baseEnv(extra = {}) {
-  const env = { ...process.env, ...extra };
+  const env = { ...process.env };
   delete env.SPINRPC_TRACE;
   delete env.SPINRPC_TRACE_MAX;
-  for (const [k, v] of Object.entries(extra)) env[k] = v;
-  return env;
+  return Object.assign(env, extra);
 }
 
 /** The trace files a run left in `where` (not the writers' temporaries). */

@@ -40,6 +40,9 @@ echo "== npm test (tests/interop)"
 # README's headline figures against bench/REPORT.md's (copied by hand).
 echo "== README headline (node --test bench/reporting/readme_headline.test.mjs)"
 node --test "$ROOT/bench/reporting/readme_headline.test.mjs" || failed+=("README headline")
+# The trace figures' reading of trace files (bench/harness/trace_figures.mjs).
+echo "== trace events (node --test bench/reporting/trace_events.test.mjs)"
+node --test "$ROOT/bench/reporting/trace_events.test.mjs" || failed+=("trace events")
 echo "== bench smoke (scripts/bench.sh --smoke)"
 SPINRPC_SKIP_SETUP=1 bash "$ROOT/scripts/bench.sh" --smoke || failed+=("bench smoke")
 

@@ -372,7 +372,22 @@ std::size_t SpinReader::traced_blocking_read(std::byte* buf, std::size_t len) {
 
 void SpinReader::trace_wait(Clock::time_point start, Clock::time_point now, trace::WaitEnd how,
                             Clock::duration spun, unsigned tries) noexcept {
-  if (start == Clock::time_point{}) start = now = Clock::now();  // a quick try's hit read no clock
+  // The wait as the trace shows it begins where the trace's last span
+  // ended (the read that waits: its tries begin there, as a budget-0
+  // wait's does in traced_blocking_read), not at read_some's first clock
+  // read, which comes after a ring's quick tries, or not at all when one of
+  // them hits (then the trace reads the clock for the end). Without this a
+  // spin that hits within its first tries shows as no wait at all. A hit's
+  // end stays read_some's (tried_at: early by at most one batch of tries,
+  // the rest of which the read around it shows): another clock read here
+  // would cost the trace ~27 ns a wait on a kvm-clock host.
+  if (start == Clock::time_point{}) start = now = Clock::now();
+  const Clock::time_point from = trace_->last();
+  if (from != Clock::time_point{} && from < start) {
+    if (how == trace::WaitEnd::budget_spent || how == trace::WaitEnd::contended) spun += start - from;
+    start = from;
+  }
+  if (how == trace::WaitEnd::spin) spun = now - start;
   trace_->note(now);
   trace_->span(trace::Kind::wait, static_cast<std::uint8_t>(how), start, now,
                static_cast<std::uint64_t>(spun.count()), tries);

@@ -9,8 +9,11 @@
 //
 // Per round, in an order that rotates each round, every build measures:
 //   shim ↔ server / polled floor   spinrpc-bench: BM_Echo 8 B adaptive p50 / BM_PipeFloor 8 B polled p50
+//   shim ↔ server p50              the same echo's p50 itself, µs (a change that must cost nothing, as
+//                                  tracing compiled in and off, is held to it directly)
 //   blocking client / real server  spinrpc-bench: BM_BlockingClient p50, spinrpc-server / tsc, median of its rounds
 //   binding / pure-JS              echo_latency.mjs: binding → spinrpc-server p50 / pure-JS → tsc p50, median of its rounds
+//   binding ↔ server p50           the binding's p50 itself, µs, median of its rounds
 //   replay default / spin-off      spinrpc-replay: wall clock of the first --replay-limit requests of the recorded walk
 // (--only picks some of bench, echo, replay) and prints each build's
 // per-round ratios, their medians, and for each build after the first the
@@ -65,7 +68,8 @@ function measureBench(build, round, bin, env, out) {
     `--benchmark_out=${benchJson}`, "--benchmark_out_format=json"], { env, stdio: ["ignore", "ignore", "inherit"] });
   const bench = JSON.parse(readFileSync(benchJson, "utf8")).benchmarks;
   const p50 = (re) => bench.filter((b) => re.test(b.name)).map((b) => b.p50_us);
-  out.shimOverFloor = median(p50(/^BM_Echo\/bytes:8\//)) / median(p50(/^BM_PipeFloor\//));
+  out.shimEchoUs = median(p50(/^BM_Echo\/bytes:8\//));
+  out.shimOverFloor = out.shimEchoUs / median(p50(/^BM_PipeFloor\//));
   const blocking = (server) => new Map(bench.filter((b) => b.name.startsWith(`BM_BlockingClient/server:${server}/`))
     .map((b) => [/round:(\d+)/.exec(b.name)[1], b.p50_us]));
   const ours = blocking("spinrpc"), theirs = blocking("tsgo");
@@ -81,6 +85,7 @@ function measureEcho(build, round, env, out) {
   const rows = (name) => variants.find((v) => v.name === name).round_p50_ns;
   const binding = rows("binding → spinrpc-server"), pure = rows("tsc");
   out.bindingOverPureJs = median(binding.map((v, i) => v / pure[i]));
+  out.bindingEchoUs = median(binding) / 1000;
 }
 
 function measureReplay(build, round, bin, env, out) {
@@ -94,8 +99,8 @@ function measureReplay(build, round, bin, env, out) {
 }
 
 const metrics = [
-  ...(parts.has("bench") ? ["shimOverFloor", "blockingOverReal"] : []),
-  ...(parts.has("echo") ? ["bindingOverPureJs"] : []),
+  ...(parts.has("bench") ? ["shimOverFloor", "shimEchoUs", "blockingOverReal"] : []),
+  ...(parts.has("echo") ? ["bindingOverPureJs", "bindingEchoUs"] : []),
   ...(parts.has("replay") ? ["replayDefaultOverOff"] : []),
 ];
 const results = Object.fromEntries(builds.map((b) => [b.name, []]));

@@ -1,4 +1,7 @@
-// The CDF pictures (gnuplot) and the report's "Pictures" section.
+// The report's pictures, all drawn with gnuplot (gnuplot-nox,
+// scripts/setup.sh): the CDFs and the report's "Pictures" section, the
+// trace timeline (bench/harness/trace_figures.mjs), and the one runner every
+// picture of bench/ goes through (bench/workload/report.mjs's too).
 
 import { spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -6,6 +9,20 @@ import { dirname, join, relative, resolve } from "node:path";
 
 import { VARIANTS } from "./run.mjs";
 import { percentile } from "../harness/stats.mjs";
+
+/**
+ * Runs gnuplot on `script`; true when it drew. On failure (gnuplot missing
+ * or refusing the script) says so on stderr as `who` and returns false, so
+ * that a report without gnuplot is written without its pictures.
+ */
+export function gnuplot(script, who) {
+  const r = spawnSync("gnuplot", [], { input: script, encoding: "utf8" });
+  if (r.error || r.status !== 0) {
+    console.error(`${who}: gnuplot failed: ${r.error ? r.error.message : r.stderr}`);
+    return false;
+  }
+  return true;
+}
 
 /** Tick marks 1, 1.5, 2, 3, 5, 7 per decade between lo and hi (log axis). */
 function logTicks(lo, hi) {
@@ -64,12 +81,7 @@ function cdf(args, file, title, series) {
     "set key right bottom",
     `plot ${plots.join(", \\\n     ")}`,
   ].join("\n");
-  const r = spawnSync("gnuplot", [], { input: script, encoding: "utf8" });
-  if (r.error || r.status !== 0) {
-    console.error(`report: gnuplot failed for ${file}: ${r.error ? r.error.message : r.stderr}`);
-    return null;
-  }
-  return png;
+  return gnuplot(script, `report (${file})`) ? png : null;
 }
 
 
@@ -112,4 +124,48 @@ export function pictures(args, { say, bench, find, floorOf, echoOf, tsgoOf }) {
     for (const [caption, png] of drawn) say(`![${caption}](${relative(dirname(resolve(args.out)), resolve(png))})`, "", `*${caption}.*`, "");
   }
   return drawn.length;
+}
+
+/**
+ * Draws a timeline into `png`: horizontal lanes (`lanes`, top first, each a
+ * y tick label) of boxes `{ lane, from, to, kind }` (x in µs), one colour per
+ * kind (`kinds`: { kind: { title, colour, height } }, legend order; height
+ * is the box's share of its lane, so a thin box can stand behind thick
+ * ones), in stacked panels (`panels`: [{ title, from, to }], x ranges in
+ * µs). The boxes of each kind are drawn in `kinds` order, later on top. The
+ * data file `dat` keeps the boxes beside the run's raw output. Returns the
+ * PNG path or null.
+ */
+export function timeline(png, dat, { title, lanes, kinds, boxes, panels, xlabel }) {
+  const kindNames = Object.keys(kinds).filter((k) => boxes.some((b) => b.kind === k));
+  if (kindNames.length === 0) return null;
+  mkdirSync(dirname(resolve(png)), { recursive: true });
+  mkdirSync(dirname(resolve(dat)), { recursive: true });
+  const laneY = new Map(lanes.map((name, i) => [name, lanes.length - i]));
+  writeFileSync(dat, kindNames.map((k) => boxes.filter((b) => b.kind === k)
+    .map((b) => `${b.from.toFixed(3)} ${b.to.toFixed(3)} ${laneY.get(b.lane)}`).join("\n") || "0 0 -10").join("\n\n\n") + "\n");
+  const quote = (s) => s.replace(/'/g, "''");
+  const plots = kindNames.map((k, i) => {
+    const h = (kinds[k].height ?? 0.7) / 2;
+    return `'${dat}' index ${i} using (($1+$2)/2):3:1:2:($3-${h}):($3+${h}) with boxxyerror fs solid 1.0 noborder ` +
+      `lc rgb '${kinds[k].colour}' title '${quote(kinds[k].title)}'`;
+  });
+  const script = [
+    `set terminal pngcairo size 1400,${120 + 260 * panels.length} font 'sans,10'`,
+    `set output '${png}'`,
+    `set multiplot layout ${panels.length},1 title '${quote(title)}' noenhanced`,
+    `set yrange [0.4:${lanes.length + 0.6}]`,
+    `set ytics (${lanes.map((name) => `'${quote(name)}' ${laneY.get(name)}`).join(", ")})`,
+    "set grid xtics",
+    `set xlabel '${quote(xlabel)}' noenhanced`,
+    `set lmargin ${Math.max(...lanes.map((name) => name.length)) + 3}`,
+    "set rmargin 4",
+  ];
+  // One legend, under the last panel.
+  panels.forEach((p, i) => {
+    script.push(i === panels.length - 1 ? "set key outside below center horizontal maxcols 4 noenhanced" : "unset key",
+      `set title '${quote(p.title)}' noenhanced`, `set xrange [${p.from}:${p.to}]`, `plot ${plots.join(", \\\n     ")}`);
+  });
+  script.push("unset multiplot");
+  return gnuplot(script.join("\n"), `timeline (${png})`) ? png : null;
 }

@@ -15,13 +15,13 @@
 // --load-before  the load average when the replays started (run.sh passes it)
 // The section replaces the one already in --out (between its markers) or is
 // appended. Ratios are medians of per-round paired ratios, every round listed.
-import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 import { commandLine } from "../harness/cli.mjs";
+import { gnuplot } from "../reporting/pictures.mjs";
 import { median, percentile } from "../harness/stats.mjs";
 import { readTrace, TraceError } from "./trace_file.mjs";
 
@@ -109,9 +109,7 @@ function picture() {
     "set arrow from 200,0 to 200,1 nohead dt 2 lw 1.5 lc rgb '#555555'", "set label 'proposal: plateau near 200 us' at 210,0.12 noenhanced",
     `plot '${dat}' index 0 with lines lw 2 lc rgb '#d62728' title 'handler time (tsgo --timing, n=${server.length})', '${dat}' index 1 with lines lw 2 lc rgb '#1f77b4' title 'client gap (walker, n=${gaps.length})'`,
   ].join("\n");
-  const r = spawnSync("gnuplot", [], { input: script, encoding: "utf8" });
-  if (r.error || r.status !== 0) { console.error(`report (workload): gnuplot failed: ${r.error ? r.error.message : r.stderr}`); return null; }
-  return png;
+  return gnuplot(script, "report (workload)") ? png : null;
 }
 const png = picture();
 if (png) say(`![Handler time and client gap CDFs](${relative(dirname(resolve(args.out)), resolve(png))})`, "", "*Handler time and client gap per request, CDF.*", "");

@@ -79,6 +79,11 @@ Ring::Ring(std::size_t max_requests, std::string label)
                                 " bytes for " + std::to_string(max_requests) + " requests)");
   }
   records_ = static_cast<Record*>(memory);
+  // Huge pages where the kernel allows them (THP "madvise" or "always"):
+  // the ring is filled in order, and a 4 KiB page holds ~100 records, so
+  // without them a request in every ~20 pays a page fault. Advice only: a
+  // refusal leaves 4 KiB pages.
+  ::madvise(memory, capacity_ * sizeof(Record), MADV_HUGEPAGE);
 }
 
 Ring::~Ring() { ::munmap(records_, capacity_ * sizeof(Record)); }

@@ -47,6 +47,15 @@ using spinrpc::test::ScratchDir;
 using spinrpc::test::TraceEvent;
 using spinrpc::test::TraceFile;
 
+// The request span among one request's spans; null if it has none.
+const TraceEvent* request_span(const std::vector<const TraceEvent*>& spans) {
+  const TraceEvent* request = nullptr;
+  for (const TraceEvent* e : spans) {
+    if (e->cat == "request") request = e;
+  }
+  return request;
+}
+
 // steady_clock (CLOCK_MONOTONIC) now, in the trace's unit (µs).
 double now_us() {
   return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -80,10 +89,7 @@ std::map<std::int64_t, std::string> check_client_requests(const TraceFile& file,
   for (const std::int64_t seq : file.request_seqs(pid)) {
     INFO("client seq " << seq);
     const auto spans = file.spans_of(pid, seq);
-    const TraceEvent* request = nullptr;
-    for (const TraceEvent* e : spans) {
-      if (e->cat == "request") request = e;
-    }
+    const TraceEvent* request = request_span(spans);
     REQUIRE(request != nullptr);
     methods[seq] = request->name;
     CHECK(file.parent_of(*request) == nullptr);
@@ -141,10 +147,7 @@ std::map<std::int64_t, std::string> check_server_requests(const TraceFile& file,
   for (const std::int64_t seq : seqs) {
     INFO("server seq " << seq);
     const auto spans = file.spans_of(pid, seq);
-    const TraceEvent* request = nullptr;
-    for (const TraceEvent* e : spans) {
-      if (e->cat == "request") request = e;
-    }
+    const TraceEvent* request = request_span(spans);
     REQUIRE(request != nullptr);
     methods[seq] = request->name;
     const TraceEvent& read = file.only(spans, "read Request");

@@ -1,37 +1,70 @@
-// Loads the Node-API addon (build/spinrpc.node) once. A failure is kept, not
-// thrown, so that the module hook can leave a TypeScript API on its own
-// channel with one line on stderr (channels.mjs); index.mjs throws it.
+// Loads the Node-API addon (spinrpc.node) once, from the first place that
+// has one (docs/NODE.md, "Platforms"):
 //
-// The addon is built for Linux x86-64 with glibc: it needs glibc 2.34 or
-// later (GLIBC_2.34: pthread_cond_clockwait, posix_spawn_file_actions_addclosefrom_np)
-// and libstdc++ from GCC 11 or later (GLIBCXX_3.4.29, CXXABI_1.3.13), as
-// `objdump -T build/spinrpc.node` lists them; Node-API 8 (any Node from 16).
+//   1. a checkout's own build: node/build/<platform key>/spinrpc.node (a
+//      cross build, scripts/build-cross.sh), then node/build/spinrpc.node
+//      (scripts/build.sh, for the machine that built it);
+//   2. the running platform's package, `@spinrpc/<os>-<cpu>-<libc>`
+//      (platforms.mjs), an optional dependency of the installed package,
+//      which must carry the same version as this one.
+//
+// A failure is kept, not thrown, so that the module hook can leave a
+// TypeScript API on its own channel with one line on stderr
+// (channels.mjs); index.mjs throws it.
+//
+// Each binary is built against Node-API 8 (any Node from 16); the Linux
+// ones need glibc 2.34 or later (pthread_cond_clockwait,
+// posix_spawn_file_actions_addclosefrom_np) and libstdc++ from GCC 11 or
+// later (GLIBCXX_3.4.29, CXXABI_1.3.13), as `objdump -T spinrpc.node` lists them.
 
+import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { PLATFORMS, describeRunningPlatform, packageName, runningPlatform } from "./platforms.mjs";
 
-export const ADDON = fileURLToPath(new URL("./build/spinrpc.node", import.meta.url));
+const HERE = dirname(fileURLToPath(import.meta.url));
+const require = createRequire(import.meta.url);
+const VERSION = JSON.parse(readFileSync(join(HERE, "package.json"), "utf8")).version;
 
-/** What the addon needs, in words (package.json's os, cpu, libc and engines say the same). */
-export const PLATFORM_FLOOR = "linux-x64 with glibc 2.34 or later and libstdc++ from GCC 11 or later (GLIBCXX_3.4.29)";
+/** What the addon needs, in words. */
+export const PLATFORM_FLOOR = `one of ${PLATFORMS.map((p) => p.key).join(", ")} (glibc 2.34 or later, ` +
+  "libstdc++ from GCC 11 or later)";
 
-function platformText() {
-  const glibc = process.platform === "linux" ? process.report?.getReport?.().header?.glibcVersionRuntime : undefined;
-  const libc = process.platform !== "linux" ? "" : glibc ? `, glibc ${glibc}` : ", no glibc (musl?)";
-  return `${process.platform}-${process.arch}${libc}, Node ${process.version}`;
+// The platform package's addon, or an Error saying why there is none.
+function fromPlatformPackage(platform) {
+  if (platform === null) {
+    return { error: new Error(`spinrpc: no addon is built for ${describeRunningPlatform()}; ` +
+      `spinrpc builds one for ${PLATFORM_FLOOR}`) };
+  }
+  const name = packageName(platform);
+  let manifest;
+  try {
+    manifest = require.resolve(`${name}/package.json`);
+  } catch {
+    return { error: new Error(`spinrpc: the addon for ${describeRunningPlatform()} is in the optional package ` +
+      `${name}@${VERSION}, which is not installed (an install with --omit=optional, or a lockfile made on ` +
+      "another platform, leaves it out: install it beside spinrpc)") };
+  }
+  const version = JSON.parse(readFileSync(manifest, "utf8")).version;
+  if (version !== VERSION) {
+    return { error: new Error(`spinrpc: ${name}@${version} (${dirname(manifest)}) does not match spinrpc@${VERSION}: ` +
+      `install ${name}@${VERSION}`) };
+  }
+  return { file: join(dirname(manifest), "spinrpc.node") };
 }
 
 function load() {
-  if (process.platform !== "linux" || process.arch !== "x64") {
-    return { error: new Error(`spinrpc: the addon is built for ${PLATFORM_FLOOR}; this is ${platformText()}`) };
-  }
+  const platform = runningPlatform();
+  const local = [platform && join(HERE, "build", platform.key, "spinrpc.node"), join(HERE, "build", "spinrpc.node")]
+    .find((file) => file && existsSync(file));
+  const found = local ? { file: local } : fromPlatformPackage(platform);
+  if (found.error) return found;
   try {
-    return { binding: createRequire(import.meta.url)(ADDON) };
+    return { binding: require(found.file), file: found.file };
   } catch (e) {
-    const hint = e.code === "MODULE_NOT_FOUND"
-      ? "build it with scripts/build.sh in the spinrpc checkout"
-      : `it needs ${PLATFORM_FLOOR}; this is ${platformText()}`;
-    return { error: new Error(`spinrpc: cannot load the Node.js addon ${ADDON} (${e.message.split("\n")[0]}); ${hint}`, { cause: e }) };
+    return { error: new Error(`spinrpc: cannot load the Node.js addon ${found.file} (${e.message.split("\n")[0]}); ` +
+      `it needs ${PLATFORM_FLOOR}; this is ${describeRunningPlatform()}`, { cause: e }) };
   }
 }
 
@@ -39,5 +72,7 @@ const loaded = load();
 
 /** The addon's exports, or null when it cannot load here. */
 export const binding = loaded.binding ?? null;
+/** The file the addon was loaded from, or null. */
+export const addonFile = loaded.file ?? null;
 /** Why the addon cannot load (an Error naming the platform), or null. */
 export const addonError = loaded.error ?? null;

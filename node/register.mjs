@@ -7,16 +7,17 @@
 // Node 22.15+ / 23.5+: module.registerHooks, whose synchronous hooks see
 // import and require(). Older Node: module.register, whose hooks see import
 // only; require() of the API (an ES module) is covered by importing, here
-// and now, the channel of each TypeScript 7 package the program resolves
-// from its main script's folder and the working directory (a module loads
-// once, whichever way it is reached), and a require hook
+// and now, the channel of each TypeScript 7 package installed in a
+// node_modules folder above the main script's folder or the working
+// directory, under any name (a module loads once, whichever way it is
+// reached), and a require hook
 // (require-in-the-middle) says on stderr when a required API still has its
 // pure-JS channel.
 
 import * as nodeModule from "node:module";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { realpathSync } from "node:fs";
+import { existsSync, readdirSync, realpathSync } from "node:fs";
 import { CHANNEL_PATH, bindingSettings, describeChannel, identifyChannel, unknownChannel } from "./recognize.mjs";
 
 if (typeof nodeModule.registerHooks === "function") {
@@ -28,7 +29,14 @@ if (typeof nodeModule.registerHooks === "function") {
   await watchRequire();
 }
 
-// The TypeScript 7 packages the program would find by name.
+// The packages the program can reach by a bare name that hold a TypeScript
+// 7 sync channel: every package (scoped too) in each node_modules folder
+// above the main script's folder and the working directory, whatever it is
+// installed as (`typescript`, `@typescript/native-preview`, or an npm alias
+// such as `@typescript/native`); identifyChannel then tells by its own
+// package.json what it is. One stat per package; a package.json is read only
+// where the channel file is. A copy nested deeper (a dependency's own
+// node_modules) is not found here: watchRequire says so when it loads.
 function candidatePackages() {
   const bases = [process.cwd()];
   if (process.argv[1]) {
@@ -38,18 +46,35 @@ function candidatePackages() {
       // not a file (node -e, the REPL): the working directory alone
     }
   }
-  const dirs = new Set();
+  const folders = new Set();
   for (const base of bases) {
-    const require = nodeModule.createRequire(join(base, "[spinrpc]"));
-    for (const name of ["typescript", "@typescript/native-preview"]) {
-      try {
-        dirs.add(dirname(require.resolve(`${name}/package.json`)));
-      } catch {
-        // not installed there
+    for (let dir = base; ; dir = dirname(dir)) {
+      folders.add(join(dir, "node_modules"));
+      if (dirname(dir) === dir) break;
+    }
+  }
+  const dirs = new Set();
+  const consider = (dir) => {
+    if (existsSync(join(dir, CHANNEL_PATH))) dirs.add(dir);
+  };
+  for (const folder of folders) {
+    for (const entry of entriesOf(folder)) {
+      if (entry.startsWith("@")) {
+        for (const scoped of entriesOf(join(folder, entry))) consider(join(folder, entry, scoped));
+      } else if (!entry.startsWith(".")) {
+        consider(join(folder, entry));
       }
     }
   }
   return dirs;
+}
+
+function entriesOf(folder) {
+  try {
+    return readdirSync(folder);
+  } catch {
+    return [];  // no such folder, or not one
+  }
 }
 
 async function preloadChannels() {
@@ -83,7 +108,8 @@ async function watchRequire() {
     if (isSpinrpcChannel(channel.SyncRpcChannel)) return exports;
     const text = `spinrpc: ${describeChannel(info)} was loaded by require() and keeps its pure-JS channel: ` +
       `on Node ${process.version} module hooks do not reach require() of an ES module, and this copy is not ` +
-      "the one the program's folder or the working directory resolves, which spinrpc/register loads ahead; " +
+      "in a node_modules folder above the program's folder or the working directory, whose copies " +
+      "spinrpc/register loads ahead; " +
       "import it instead, or use Node 22.15 or later (docs/NODE.md, \"require() on Node 20\")";
     if (bindingSettings().required) {
       throw Object.assign(new Error(`${text}; SPINRPC_BINDING=required makes that an error`),

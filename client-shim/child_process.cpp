@@ -17,6 +17,7 @@
 #include <thread>        // std::this_thread::sleep_for
 #include <utility>       // std::exchange, std::move
 
+#include "descriptor/glibc_extensions.h"
 #include "descriptor/stderr_lines.h"
 #include "descriptor/syscall.h"
 #include "descriptor/unique_fd.h"
@@ -136,7 +137,7 @@ ChildProcess ChildProcess::spawn(const std::string& executable,
       throw SpawnError(err, executable, args);
   }
   const int first_closed = offered_ring_fd >= 0 ? kShmOfferedFd + 1 : STDERR_FILENO + 1;
-  if (int err = ::posix_spawn_file_actions_addclosefrom_np(&files.actions, first_closed))
+  if (int err = spawn_actions_close_from(&files.actions, first_closed))
     throw SpawnError(err, executable, args);
 
   SpawnAttr attr;

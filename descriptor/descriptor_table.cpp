@@ -1,9 +1,8 @@
 #include "descriptor/descriptor_table.h"
 
-#include <linux/close_range.h>  // CLOSE_RANGE_UNSHARE
-#include <sched.h>              // ::unshare, CLONE_FILES
-#include <unistd.h>             // ::close_range
+#include <sched.h>  // ::unshare, CLONE_FILES
 
+#include "descriptor/glibc_extensions.h"
 #include "descriptor/sanitizers.h"
 
 namespace spinrpc {
@@ -17,7 +16,7 @@ bool leave_descriptor_table() noexcept {
   // sanitizer the thread keeps the table, so that
   // a report from it reaches stderr.
   if constexpr (kUnderSanitizer) return false;
-  return ::close_range(0, ~0U, CLOSE_RANGE_UNSHARE) == 0;
+  return close_every_descriptor_unshared() == 0;
 }
 
 bool own_descriptor_table() noexcept { return ::unshare(CLONE_FILES) == 0; }

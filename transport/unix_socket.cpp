@@ -1,7 +1,6 @@
 #include "transport/unix_socket.h"
 
 #include <fcntl.h>       // ::fcntl, FD_CLOEXEC, AT_FDCWD
-#include <stdio.h>       // ::renameat2, RENAME_NOREPLACE
 #include <stdlib.h>      // ::mkdtemp
 #include <sys/socket.h>  // ::socket, ::connect, ::getsockopt, SO_PEERCRED
 #include <sys/stat.h>    // ::lstat, ::mkdir, ::chmod, S_ISSOCK
@@ -14,6 +13,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
 
+#include "descriptor/glibc_extensions.h"
 #include "descriptor/stderr_lines.h"
 #include "descriptor/syscall.h"
 #include "transport/connect_retry.h"
@@ -99,7 +99,7 @@ class UnixSocketTransport final : public Transport {
       const std::string staged = staging + "/socket";
       try {
         bind_private(staged);
-        if (::renameat2(AT_FDCWD, staged.c_str(), AT_FDCWD, path_.c_str(), RENAME_NOREPLACE) != 0) {
+        if (rename_no_replace(staged.c_str(), path_.c_str()) != 0) {
           fail(errno, path_, errno == EEXIST ? "something took the path meanwhile" : nullptr);
         }
       } catch (...) {

@@ -1,7 +1,6 @@
 #include "bench/workload/trace_file.h"
 
 #include <fcntl.h>   // ::open, O_RDONLY, O_CLOEXEC
-#include <string.h>  // strerrorname_np
 #include <unistd.h>  // ::read, ::close
 #include <zlib.h>    // inflateInit2, inflate, inflateEnd (zlib1g-dev)
 
@@ -9,6 +8,8 @@
 #include <charconv>      // std::from_chars
 #include <cstdio>        // std::snprintf
 #include <string_view>   // std::string_view
+
+#include "descriptor/glibc_extensions.h"
 
 namespace spinrpc::bench {
 namespace {
@@ -41,7 +42,7 @@ bool ends_with(std::string_view text, std::string_view end) {
 
 std::string read_file(const std::string& path) {
   const auto fail = [&](int err) {
-    const char* name = ::strerrorname_np(err);
+    const char* name = spinrpc::error_name(err);
     return TraceError(path + ": cannot read: " + (name != nullptr ? name : std::to_string(err)));
   };
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);

@@ -1,7 +1,5 @@
 #include "node/src/js_errors.h"
 
-#include <signal.h>  // sigabbrev_np
-#include <string.h>  // strerrorname_np
 
 #include <cerrno>        // EACCES, EAGAIN, EMFILE, ENFILE, ENOENT
 #include <cstdint>       // std::uint32_t
@@ -12,6 +10,7 @@
 #include "client-shim/child_exited.h"
 #include "client-shim/child_process.h"
 #include "stream/peer_closed.h"
+#include "descriptor/glibc_extensions.h"
 #include "protocol/protocol_error.h"
 #include "protocol/remote_error.h"
 #include "stream/timed_out.h"
@@ -21,7 +20,7 @@ namespace {
 
 // "SIGKILL" for 9, as Node's ChildProcess.signalCode names signals.
 std::string signal_name(int signal) {
-  if (const char* abbrev = ::sigabbrev_np(signal)) return std::string("SIG") + abbrev;
+  if (const char* abbrev = signal_abbreviation(signal)) return std::string("SIG") + abbrev;
   return std::to_string(signal);
 }
 
@@ -34,7 +33,7 @@ std::string signal_name(int signal) {
 // `syscall` ("spawn") only. The properties are set in Node's order.
 Napi::Error spawn_error(Napi::Env env, const SpawnError& e) {
   const int err = e.code().value();
-  const char* name = ::strerrorname_np(err);
+  const char* name = error_name(err);
   const std::string code = name != nullptr ? name : "Unknown system error -" + std::to_string(err);
   const bool emitted = err == EACCES || err == EAGAIN || err == EMFILE || err == ENFILE || err == ENOENT;
   const std::string syscall = emitted ? "spawn " + e.executable() : "spawn";
@@ -84,7 +83,7 @@ Napi::Error to_js_error(Napi::Env env, std::exception_ptr thrown, const std::str
   } catch (const std::system_error& e) {
     // Node's own shape for OS errors: code "ENOENT", errno negative.
     const int err = e.code().value();
-    const char* name = e.code().category() == std::generic_category() ? ::strerrorname_np(err)
+    const char* name = e.code().category() == std::generic_category() ? error_name(err)
                                                                        : nullptr;
     Napi::Error error = with_code(e, name);
     if (name != nullptr) error.Set("errno", Napi::Number::New(env, -err));

@@ -20,6 +20,7 @@
 
 #include <doctest/doctest.h>
 
+#include "descriptor/glibc_extensions.h"
 #include "descriptor/pipe.h"
 #include "server_test_util.h"
 
@@ -63,7 +64,7 @@ class Process {
       copies.push_back(UniqueFd(::fcntl(wanted[target], F_DUPFD_CLOEXEC, 10)));
       ::posix_spawn_file_actions_adddup2(&actions, copies.back().get(), target);
     }
-    ::posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+    spinrpc::spawn_actions_close_from(&actions, 3);
     std::vector<char*> args;
     for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);

@@ -14,6 +14,17 @@ function(step)
 endfunction()
 
 step(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
+# The installed spinrpc-server starts, and where it is a static PIE (no
+# NEEDED library) it carries no RUNPATH or RPATH: glibc's static-PIE
+# start-up aborts before main on one (app/CMakeLists.txt).
+step(${prefix}/bin/spinrpc-server --version)
+find_program(READELF readelf)
+if(READELF)
+  step(${READELF} -d ${prefix}/bin/spinrpc-server)
+  if(NOT step_output MATCHES "\\(NEEDED\\)" AND step_output MATCHES "\\((RUNPATH|RPATH)\\)")
+    message(FATAL_ERROR "install consumer: the static spinrpc-server carries a search path:\n${step_output}")
+  endif()
+endif()
 # The prefix alone: no package registry, no system-wide spinrpc.
 step(${CMAKE_COMMAND} -S ${CONSUMER_SOURCE_DIR} -B ${WORK_DIR}/build -G ${GENERATOR}
      -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF

@@ -28,12 +28,17 @@ int exec_beside_self(const char* name, char** argv, const std::string& program) 
     return 1;
   }
   path.resize(static_cast<std::size_t>(length));
+  const std::string self_path = path;
   path.replace(path.rfind('/') + 1, std::string::npos, name);
   // A sibling that is this very file (a copy by hard link, a symlink to it)
-  // would exec itself forever.
-  struct stat self {}, sibling {};
-  if (::stat("/proc/self/exe", &self) == 0 && ::stat(path.c_str(), &sibling) == 0 &&
-      self.st_dev == sibling.st_dev && self.st_ino == sibling.st_ino) {
+  // would exec itself forever. Compared with the file /proc/self/exe is and
+  // with the one its link names: under an emulator (qemu-user) the link names
+  // the program while the file is the emulator.
+  struct stat self {}, named {}, sibling {};
+  const bool have_sibling = ::stat(path.c_str(), &sibling) == 0;
+  const auto same = [&](const struct stat& a) { return a.st_dev == sibling.st_dev && a.st_ino == sibling.st_ino; };
+  if (have_sibling && ((::stat("/proc/self/exe", &self) == 0 && same(self)) ||
+                       (::stat(self_path.c_str(), &named) == 0 && same(named)))) {
     write_stderr_before_exit(program + ": --async is served by " + path +
                              ", which is this executable itself: install spinrpc-server-async there\n");
     return 1;

@@ -61,20 +61,25 @@ if ((${#missing[@]})); then
 fi
 
 # Installs folder $1's npm packages at the versions its package-lock.json
-# pins, unless every package pinned for this platform is there already.
-# `npm ci` first; where it refuses a lock that names optional platform
-# packages the registry does not serve (the 7.1 nightly's darwin and win32
-# builds), `npm install` with the same lock, which must leave the lock as
-# it was.
+# pins, unless every package pinned for the platform is there already. $2,
+# if given, is the CPU to install for (arm64: the packages a linux-arm64
+# machine gets, for qemu-user; npm's --cpu applies to optional
+# dependencies). `npm ci` first; where it refuses a lock that names
+# optional platform packages the registry does not serve (the 7.1
+# nightly's darwin and win32 builds), one line saying so, then `npm
+# install` with the same lock, which must leave the lock as it was.
 npm_ci_unless_installed() {
-  local dir="$1" stale
-  stale="$(cd "$dir" && node -e '
+  local dir="$1" cpu="${2:-}" stale
+  local flags=()
+  [[ -n "$cpu" ]] && flags=(--os=linux "--cpu=$cpu" --libc=glibc)
+  stale="$(cd "$dir" && SPINRPC_CPU="$cpu" node -e '
     const fs = require("fs");
     const lock = require("./package-lock.json");
+    const cpu = process.env.SPINRPC_CPU || process.arch;
     const fits = (list, value) => list === undefined || list.includes(value);
     for (const [where, entry] of Object.entries(lock.packages)) {
       if (!where.startsWith("node_modules/")) continue;
-      if (!fits(entry.os, process.platform) || !fits(entry.cpu, process.arch)) continue;
+      if (!fits(entry.os, process.platform) || !fits(entry.cpu, cpu)) continue;
       let have = "";
       try { have = JSON.parse(fs.readFileSync(where + "/package.json", "utf8")).version; } catch {}
       if (have !== entry.version) console.log(where.slice(13) + "@" + entry.version + " (have " + (have || "none") + ")");
@@ -82,21 +87,26 @@ npm_ci_unless_installed() {
   if [[ -z "$stale" ]]; then
     echo "setup.sh: ${dir#"$ROOT"/}'s pinned npm packages already installed"
   else
-    echo "setup.sh: npm ci in ${dir#"$ROOT"/}, for:" $stale
-    if ! (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error); then
-      echo "setup.sh: npm ci refused ${dir#"$ROOT"/}'s lock; npm install from the same lock"
+    echo "setup.sh: npm ci in ${dir#"$ROOT"/}${cpu:+ for $cpu}, for:" $stale
+    local log
+    log="$(mktemp)"
+    if ! (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error "${flags[@]}") >"$log" 2>&1; then
+      echo "setup.sh: npm ci refused ${dir#"$ROOT"/}'s lock ($(grep -m1 -o 'npm error code [A-Z_]*' "$log" || echo "see npm's log")); npm install from the same lock"
       local before
       before="$(mktemp)"
       cp "$dir/package-lock.json" "$before"
-      (cd "$dir" && npm install --no-audit --no-fund)
+      (cd "$dir" && npm install --no-audit --no-fund --loglevel=error "${flags[@]}")
       if ! cmp -s "$before" "$dir/package-lock.json"; then
         cp "$before" "$dir/package-lock.json"
-        rm -f "$before"
+        rm -f "$before" "$log"
         echo "setup.sh: ${dir#"$ROOT"/}/package-lock.json does not match its package.json: update it with npm install" >&2
         return 1
       fi
       rm -f "$before"
+    else
+      cat "$log"
     fi
+    rm -f "$log"
   fi
 }
 
@@ -109,10 +119,19 @@ npm_ci_unless_installed "$ROOT/tests/interop"
 # require-in-the-middle for register.mjs on Node before 22.15.
 npm_ci_unless_installed "$ROOT/node"
 
-# A Node 22 beside the machine's for the hook tests that need
-# module.registerHooks (tests/interop/hook_versions.test.mjs; scripts/test.sh
-# sets SPINRPC_NODE22 to it). Only on linux-x64, the one platform its
-# package serves.
+# typescript-eslint's tsgo backend over @typescript/native (an alias of the
+# 7.1 nightly), for tests/interop/typescript_eslint.test.mjs.
+npm_ci_unless_installed "$ROOT/tests/eslint"
+
+# The maintained Node lines beside the machine's (tests/nodes: 22, 24, 26;
+# scripts/test.sh runs the interop suite on each). Only on linux-x64, the
+# one platform their packages serve.
 if [[ "$(uname -s)-$(uname -m)" == Linux-x86_64 ]]; then
-  npm_ci_unless_installed "$ROOT/tests/node22"
+  npm_ci_unless_installed "$ROOT/tests/nodes"
+fi
+
+# linux-arm64 under qemu-user (scripts/test-arm64.sh): its Node and the
+# arm64 servers, only when asked (SPINRPC_SETUP_ARM64=1).
+if [[ "${SPINRPC_SETUP_ARM64:-0}" == 1 ]]; then
+  npm_ci_unless_installed "$ROOT/tests/arm64" arm64
 fi

@@ -12,7 +12,7 @@ export const REPO_ROOT = resolve(INTEROP_DIR, "..", "..");
 
 export const DEFAULT_SPINRPC = join(REPO_ROOT, "build", "bin", "spinrpc-server");
 export const DEFAULT_TSGO = join(
-  INTEROP_DIR, "node_modules", "@typescript", "native-preview-linux-x64", "lib", "tsgo");
+  INTEROP_DIR, "node_modules", "@typescript", `native-preview-${process.platform}-${process.arch}`, "lib", "tsgo");
 
 /** The two peers, in a fixed order: ours first, the reference second. */
 export function peers() {

@@ -13,12 +13,9 @@
 #include <chrono>     // std::chrono
 #include <cmath>      // std::abs
 #include <cstdint>    // std::int64_t
-#include <cstdlib>    // std::system
 #include <filesystem> // std::filesystem
-#include <fstream>    // std::ifstream
 #include <map>        // std::map
 #include <optional>   // std::optional
-#include <sstream>    // std::stringstream
 #include <stdexcept>  // std::logic_error, std::runtime_error
 #include <string>     // std::string
 #include <utility>    // std::pair
@@ -31,6 +28,7 @@
 #include "protocol/remote_error.h"
 #include "tests/support/paths.h"
 #include "tests/support/proc.h"
+#include "tests/trace/run_shell.h"
 #include "tests/trace/scratch_dir.h"
 #include "tests/trace/trace_rules.h"
 
@@ -580,18 +578,8 @@ TEST_CASE("SPINRPC_TRACE_MAX keeps the server's last N requests, whole, and the 
 
 namespace {
 
-// Runs `command` with sh; returns its exit status and its stderr.
-std::pair<int, std::string> run_shell(const std::string& command, const ScratchDir& dir) {
-  const std::string err = dir / "stderr.txt";
-  const int status = std::system((command + " 2>'" + err + "'").c_str());
-  std::ifstream in(err);
-  std::stringstream text;
-  text << in.rdbuf();
-  std::filesystem::remove(err);
-  return {status, text.str()};
-}
-
-std::string quoted(const std::string& s) { return "'" + s + "'"; }
+using spinrpc::test::quoted;
+using spinrpc::test::run_shell;
 
 TEST_CASE("spinrpc-server --trace FILE beats SPINRPC_TRACE, and gets the pid without %p") {
   ScratchDir dir;

@@ -323,17 +323,14 @@ TEST_CASE("the metadata names the process and each ring's thread row") {
                                        "thread_name=spinrpc client: a"});
 }
 
-TEST_CASE("expand_path: %p becomes the pid; a server adds its pid before .json when there is no %p, a client never") {
+TEST_CASE("expand_path: %p becomes the pid; without %p the pid is added before .json, for every process") {
   using spinrpc::trace::expand_path;
   const std::string pid = std::to_string(::getpid());
-  CHECK(expand_path("/tmp/t-%p.json", false) == "/tmp/t-" + pid + ".json");
-  CHECK(expand_path("/tmp/t-%p.json", true) == "/tmp/t-" + pid + ".json");
-  CHECK(expand_path("%p/%p.json", true) == pid + "/" + pid + ".json");
-  CHECK(expand_path("/tmp/t.json", true) == "/tmp/t." + pid + ".json");
-  CHECK(expand_path("/tmp/trace", true) == "/tmp/trace." + pid);
-  CHECK(expand_path("/tmp/t.json", false) == "/tmp/t.json");
-  CHECK(expand_path("/tmp/trace", false) == "/tmp/trace");
-  CHECK(expand_path("/tmp/100%", true) == "/tmp/100%." + pid);
+  CHECK(expand_path("/tmp/t-%p.json") == "/tmp/t-" + pid + ".json");
+  CHECK(expand_path("%p/%p.json") == pid + "/" + pid + ".json");
+  CHECK(expand_path("/tmp/t.json") == "/tmp/t." + pid + ".json");
+  CHECK(expand_path("/tmp/trace") == "/tmp/trace." + pid);
+  CHECK(expand_path("/tmp/100%") == "/tmp/100%." + pid);
 }
 
 TEST_CASE("close_ring writes the file with the closed ring at once") {

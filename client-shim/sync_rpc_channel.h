@@ -69,7 +69,7 @@ struct SyncRpcOptions {
   std::optional<bool> shared_memory;
   /// Write a trace of this channel's requests to this file (Chrome
   /// trace-event JSON, docs/TRACE.md): at close(), or at exit if still
-  /// open. "%p" becomes the pid; without "%p" the pid is added
+  /// open. "%p" becomes the pid, "%%" a "%"; without "%p" the pid is added
   /// ("t.json": "t.<pid>.json"). Unset: SPINRPC_TRACE decides (in
   /// `environment` when that is set); empty: no trace. A spawned child gets
   /// SPINRPC_TRACE set to the same pattern unless its environment has one,

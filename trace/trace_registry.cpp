@@ -91,6 +91,9 @@ std::string expand_path(const std::string& pattern) {
       path += pid;
       replaced = true;
       ++i;
+    } else if (pattern[i] == '%' && next == '%') {
+      path += '%';
+      ++i;
     } else {
       path += pattern[i];
     }

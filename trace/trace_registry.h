@@ -23,10 +23,11 @@ namespace spinrpc::trace {
 /// (WriteReport::cut), one stderr line says so.
 inline constexpr std::chrono::milliseconds kServerWriteBudget{1000};
 
-/// `pattern` with each "%p" replaced by this process's pid. Without "%p",
-/// ".<pid>" goes before a final ".json", or at the end: a client and the
-/// server it starts, which inherits the pattern, and a process and its
-/// forked child never write one file (docs/TRACE.md).
+/// `pattern` with each "%p" replaced by this process's pid and each "%%"
+/// by "%" (any other "%" stays itself). Without "%p", ".<pid>" goes before
+/// a final ".json", or at the end: a client and the server it starts, which
+/// inherits the pattern, and a process and its forked child never write one
+/// file (docs/TRACE.md).
 std::string expand_path(const std::string& pattern);
 
 /// A new ring for a channel whose trace goes to `path` (already expanded),

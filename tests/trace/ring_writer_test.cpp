@@ -323,7 +323,7 @@ TEST_CASE("the metadata names the process and each ring's thread row") {
                                        "thread_name=spinrpc client: a"});
 }
 
-TEST_CASE("expand_path: %p becomes the pid; without %p the pid is added before .json, for every process") {
+TEST_CASE("expand_path: %p becomes the pid, %% a %; without %p the pid is added before .json, for every process") {
   using spinrpc::trace::expand_path;
   const std::string pid = std::to_string(::getpid());
   CHECK(expand_path("/tmp/t-%p.json") == "/tmp/t-" + pid + ".json");
@@ -331,6 +331,12 @@ TEST_CASE("expand_path: %p becomes the pid; without %p the pid is added before .
   CHECK(expand_path("/tmp/t.json") == "/tmp/t." + pid + ".json");
   CHECK(expand_path("/tmp/trace") == "/tmp/trace." + pid);
   CHECK(expand_path("/tmp/100%") == "/tmp/100%." + pid);
+  // %% is a literal %: never the start of a %p, and no %p itself.
+  CHECK(expand_path("/tmp/%%p-%p.json") == "/tmp/%p-" + pid + ".json");
+  CHECK(expand_path("/tmp/%%p.json") == "/tmp/%p." + pid + ".json");
+  CHECK(expand_path("/tmp/100%%.json") == "/tmp/100%." + pid + ".json");
+  CHECK(expand_path("/tmp/%%%p.json") == "/tmp/%" + pid + ".json");
+  CHECK(expand_path("/tmp/%x%") == "/tmp/%x%." + pid);
 }
 
 TEST_CASE("close_ring writes the file with the closed ring at once") {

@@ -292,7 +292,8 @@ TEST_CASE("a character device at the trace's name is written through, never repl
   // A node of /dev/null's device (1, 3) of our own, so that a writer that
   // replaced it would not replace the system's.
   if (::mknod(path.c_str(), S_IFCHR | 0666, makedev(1, 3)) != 0) {
-    MESSAGE("skipped: cannot make a character device node here (mknod needs CAP_MKNOD): " << std::strerror(errno));
+    MESSAGE("skipped: cannot make a character device node here (mknod needs CAP_MKNOD): "
+            << std::string(std::strerror(errno)));
     return;
   }
   const ChildEnd end = in_child([&] { FilledRing(5).write(path); });
@@ -371,7 +372,7 @@ class StderrTo {
 
 TEST_CASE("names another user planted in a shared directory, sticky or not, are never followed or handed the trace") {
   if (::geteuid() != 0) {
-    MESSAGE("skipped: the second user (nobody) who plants the names needs root to become; run as root, as CI does");
+    MESSAGE("skipped: becoming the second user (nobody) who plants the names needs root; run as root, as CI does");
     return;
   }
   ScratchDir mine;  // 0700: the victim is out of nobody's reach, but not out of a root writer's

@@ -59,8 +59,7 @@ std::shared_ptr<trace::Ring> open_trace(const CommandLine& line, const std::stri
     return nullptr;
   }
   trace::set_exit_budget(trace::kServerWriteBudget);
-  return trace::open_ring(trace::expand_path(setting->pattern, /*add_pid_if_absent=*/true), setting->max_requests,
-                          program);
+  return trace::open_ring(trace::expand_path(setting->pattern), setting->max_requests, program);
 }
 
 // The shared memory a client that spawned us offers (SPINRPC_SHM=fd:N,

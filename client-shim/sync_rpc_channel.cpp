@@ -313,7 +313,7 @@ void SyncRpcChannel::State::open_trace() {
   print_setting_warnings("spinrpc", warnings);
   if (!setting) return;
   const std::string_view name = std::string_view(executable).substr(executable.rfind('/') + 1);
-  trace = trace::open_ring(trace::expand_path(setting->pattern, /*add_pid_if_absent=*/false),
+  trace = trace::open_ring(trace::expand_path(setting->pattern),
                            setting->max_requests, "spinrpc client: " + std::string(name));
 }
 

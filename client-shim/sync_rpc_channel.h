@@ -68,11 +68,12 @@ struct SyncRpcOptions {
   /// no; the default: offer). Only the constructor that spawns offers.
   std::optional<bool> shared_memory;
   /// Write a trace of this channel's requests to this file (Chrome
-  /// trace-event JSON, docs/TRACE.md): at close(), and at exit. "%p" becomes
-  /// the pid. Unset: SPINRPC_TRACE decides (in `environment` when that is
-  /// set); empty: no trace. A spawned child gets SPINRPC_TRACE set to the
-  /// same pattern unless its environment has one, so a spinrpc-server
-  /// traces its side too, into a file of its own (it adds its pid).
+  /// trace-event JSON, docs/TRACE.md): at close(), or at exit if still
+  /// open. "%p" becomes the pid, "%%" a "%"; without "%p" the pid is added
+  /// ("t.json": "t.<pid>.json"). Unset: SPINRPC_TRACE decides (in
+  /// `environment` when that is set); empty: no trace. A spawned child gets
+  /// SPINRPC_TRACE set to the same pattern unless its environment has one,
+  /// so a spinrpc-server traces its side too, into a file of its own.
   /// SPINRPC_TRACE_MAX: how many requests the trace keeps.
   std::optional<std::string> trace;
   /// The child's environment, as "NAME=value" entries; std::nullopt (the

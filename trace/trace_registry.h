@@ -12,8 +12,10 @@ namespace spinrpc::trace {
 
 /// The process's trace files and the rings that go in each
 /// (docs/TRACE.md). A channel opens its ring here; the file is written
-/// when a channel closes (its closed rings), at exit (all of them, through
-/// std::atexit), and by spinrpc-server on SIGTERM (write_all).
+/// when a channel closes (its closed rings), and at exit (through
+/// std::atexit) and by spinrpc-server on SIGTERM (write_all) only where a
+/// channel is still open. A process writes only the rings it opened: a
+/// forked child leaves its parent's to the parent.
 
 /// What a server may spend writing its trace as it ends, in ms: half the
 /// client shim's and the binding's default close grace (2000 ms), after
@@ -21,11 +23,12 @@ namespace spinrpc::trace {
 /// (WriteReport::cut), one stderr line says so.
 inline constexpr std::chrono::milliseconds kServerWriteBudget{1000};
 
-/// `pattern` with each "%p" replaced by this process's pid. Without "%p",
-/// a server (`add_pid_if_absent`) puts ".<pid>" before a final ".json", or
-/// at the end: a client and the server it starts, which inherits the
-/// pattern, never write one file.
-std::string expand_path(const std::string& pattern, bool add_pid_if_absent);
+/// `pattern` with each "%p" replaced by this process's pid and each "%%"
+/// by "%" (any other "%" stays itself). Without "%p", ".<pid>" goes before
+/// a final ".json", or at the end: a client and the server it starts, which
+/// inherits the pattern, and a process and its forked child never write one
+/// file (docs/TRACE.md).
+std::string expand_path(const std::string& pattern);
 
 /// A new ring for a channel whose trace goes to `path` (already expanded),
 /// keeping `max_requests` requests, its thread row named `label`.
@@ -39,8 +42,10 @@ std::shared_ptr<Ring> open_ring(const std::string& path, std::size_t max_request
 /// thrown: a trace is never worth a user's request.
 void close_ring(const std::shared_ptr<Ring>& ring) noexcept;
 
-/// Writes every file with all its rings, within `deadline` if set (a file
-/// cut short says so on stderr). For exit and SIGTERM; errors as close_ring.
+/// Writes every file that has a ring still open, with all its rings,
+/// within `deadline` if set (a file cut short says so on stderr); a file
+/// whose channels are all closed was written by close_ring and is left
+/// alone. For exit and SIGTERM; errors as close_ring.
 void write_all(std::optional<std::chrono::steady_clock::time_point> deadline) noexcept;
 
 /// Sets the deadline the exit writer gives itself, from the moment exit

@@ -1,14 +1,22 @@
 #include "trace/trace_writer.h"
 
 #include <errno.h>     // program_invocation_short_name
-#include <fcntl.h>     // ::open
-#include <unistd.h>    // ::write, ::close, ::getpid
+#include <fcntl.h>     // ::open, O_NOFOLLOW, O_NONBLOCK
+#include <poll.h>      // ::poll
+#include <signal.h>    // ::pthread_sigmask, ::sigtimedwait, SIGPIPE
+#include <stdlib.h>    // ::mkostemp
+#include <sys/stat.h>  // ::lstat, ::fstat, S_ISREG, S_ISFIFO, S_ISCHR
+#include <unistd.h>    // ::write, ::close, ::getpid, ::geteuid, ::unlink
 
+#include <algorithm>     // std::max
 #include <charconv>      // std::to_chars
 #include <cstdio>        // std::rename
+#include <stdexcept>     // std::runtime_error
 #include <string_view>   // std::string_view
 #include <system_error>  // std::system_error
 
+#include "descriptor/syscall.h"    // retry_on_eintr
+#include "descriptor/unique_fd.h"  // UniqueFd
 #include "protocol/go_format.h"
 #include "protocol/message_type.h"
 
@@ -17,6 +25,13 @@ namespace {
 
 constexpr std::size_t kFlushBytes = 1 << 20;
 constexpr std::size_t kRecordsPerDeadlineCheck = 4096;
+// How long a write through a FIFO or a device waits for its reader to make
+// room, each time it is full, when the writer has no deadline of its own:
+// a reader that takes nothing for this long is not coming back, and a
+// close() must not wait on it forever.
+constexpr std::chrono::seconds kReaderPatience{5};
+
+using Deadline = std::optional<std::chrono::steady_clock::time_point>;
 
 std::string_view wait_end_text(std::uint8_t detail) noexcept {
   switch (static_cast<WaitEnd>(detail)) {
@@ -33,7 +48,9 @@ std::string_view wait_end_text(std::uint8_t detail) noexcept {
 // The JSON text of one file, flushed to a descriptor as it grows.
 class Output {
  public:
-  Output(int fd, std::string path) : fd_(fd), path_(std::move(path)) { text_.reserve(kFlushBytes + 4096); }
+  Output(int fd, std::string path, Deadline deadline) : fd_(fd), path_(std::move(path)), deadline_(deadline) {
+    text_.reserve(kFlushBytes + 4096);
+  }
   std::string& text() noexcept { return text_; }
   void raw(std::string_view s) { text_ += s; }
   void number(std::int64_t value) {
@@ -61,18 +78,77 @@ class Output {
   void flush() {
     std::size_t at = 0;
     while (at < text_.size()) {
-      const ssize_t n = ::write(fd_, text_.data() + at, text_.size() - at);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) throw std::system_error(errno, std::generic_category(), "spinrpc: cannot write the trace " + path_);
-      at += static_cast<std::size_t>(n);
+      const ssize_t n = retry_on_eintr([&] { return ::write(fd_, text_.data() + at, text_.size() - at); });
+      // written, whole or in part
+      if (n >= 0) {
+        at += static_cast<std::size_t>(n);
+        continue;
+      }
+      // a FIFO or device (opened O_NONBLOCK) whose reader is behind
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        wait_for_room();
+        continue;
+      }
+      // anything else: ENOSPC, EIO, EPIPE (the reader left)
+      throw std::system_error(errno, std::generic_category(), "spinrpc: cannot write the trace " + path_);
     }
     text_.clear();
   }
 
  private:
+  // Waits for the reader of a FIFO or device to take some bytes: until the
+  // deadline when there is one, else at most kReaderPatience.
+  void wait_for_room() {
+    using namespace std::chrono;
+    milliseconds patience = kReaderPatience;
+    if (deadline_) patience = std::max(ceil<milliseconds>(*deadline_ - steady_clock::now()), milliseconds(0));
+    pollfd p{fd_, POLLOUT, 0};
+    const int ready = retry_on_eintr([&] { return ::poll(&p, 1, static_cast<int>(patience.count())); });
+    if (ready > 0) return;  // room, or an error the next write reports
+    if (ready < 0) throw std::system_error(errno, std::generic_category(), "spinrpc: cannot write the trace " + path_);
+    throw std::runtime_error("spinrpc: the reader of the trace " + path_ + " took nothing for " +
+                             std::to_string(patience.count()) + " ms; the rest is not written");
+  }
+
   int fd_;
   std::string path_;
+  Deadline deadline_;
   std::string text_;
+};
+
+// SIGPIPE held back on this thread while a trace is written through a FIFO
+// whose reader may leave: the write fails with EPIPE, one stderr line,
+// instead of killing a process that keeps SIGPIPE at its default (a C++
+// shim user with keep_sigpipe_disposition). A SIGPIPE the write raised is
+// taken back before the mask is restored; one pending before is left.
+class SigpipeHeld {
+ public:
+  SigpipeHeld() noexcept {
+    sigemptyset(&pipe_);
+    sigaddset(&pipe_, SIGPIPE);
+    ::pthread_sigmask(SIG_BLOCK, &pipe_, &saved_);
+    was_pending_ = pending();
+  }
+  ~SigpipeHeld() {
+    if (!was_pending_ && pending()) {
+      const timespec now{};
+      retry_on_eintr([&] { return ::sigtimedwait(&pipe_, nullptr, &now); });
+    }
+    ::pthread_sigmask(SIG_SETMASK, &saved_, nullptr);
+  }
+  SigpipeHeld(const SigpipeHeld&) = delete;
+  SigpipeHeld& operator=(const SigpipeHeld&) = delete;
+
+ private:
+  static bool pending() noexcept {
+    sigset_t set;
+    sigemptyset(&set);
+    ::sigpending(&set);
+    return sigismember(&set, SIGPIPE) == 1;
+  }
+  sigset_t pipe_{};
+  sigset_t saved_{};
+  bool was_pending_ = false;
 };
 
 class EventWriter {
@@ -219,17 +295,89 @@ std::uint32_t first_kept(const Ring& ring, const Ring::Contents& contents) noexc
   return first;
 }
 
+// Where a trace's bytes go (docs/HARDENING.md, "Trace files").
+struct Destination {
+  UniqueFd fd;
+  std::string temporary;  // renamed over the path once whole; empty: written through `fd` to the path itself
+};
+
+// A refusal to write `path`, as the one stderr line that says why.
+std::runtime_error refused(const std::string& path, const std::string& why) {
+  return std::runtime_error("spinrpc: not writing the trace " + path + ": " + why);
+}
+
+std::string kind_of(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISBLK(mode)) return "a block device";
+  return "not a regular file";
+}
+
+// A new file in `path`'s directory, created exclusively (O_EXCL: nothing
+// there is followed or opened, so no open blocks) under a name no one can
+// guess, mode 0600, close-on-exec.
+Destination create_temporary(const std::string& path) {
+  std::string name;
+  const int fd = retry_on_eintr([&] {
+    name = path + ".tmp.XXXXXX";
+    return ::mkostemp(name.data(), O_CLOEXEC);
+  });
+  if (fd < 0) throw std::system_error(errno, std::generic_category(), "spinrpc: cannot create the trace " + path);
+  return {UniqueFd(fd), std::move(name)};
+}
+
+// The FIFO or character device at `path`, opened to be written through:
+// O_NONBLOCK, so a FIFO without a reader is ENXIO instead of a wait;
+// O_NOFOLLOW, so a symbolic link put there since the check is refused; and
+// checked again on the descriptor, which is what gets written. A FIFO of
+// another user (but root) is refused: its reader would take the trace that
+// a file of ours keeps at 0600.
+Destination open_through(const std::string& path) {
+  const int fd = retry_on_eintr(
+      [&] { return ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC); });
+  if (fd < 0 && errno == ENXIO) throw refused(path, "it is a FIFO with no reader");
+  if (fd < 0 && errno == ELOOP) throw refused(path, "it is a symbolic link, never followed");
+  if (fd < 0) throw std::system_error(errno, std::generic_category(), "spinrpc: cannot open the trace " + path);
+  UniqueFd owned(fd);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) throw std::system_error(errno, std::generic_category(), "spinrpc: cannot open the trace " + path);
+  if (!S_ISFIFO(st.st_mode) && !S_ISCHR(st.st_mode)) {
+    throw refused(path, "once opened, it is not a FIFO or a character device");
+  }
+  if (S_ISFIFO(st.st_mode) && st.st_uid != ::geteuid() && st.st_uid != 0) {
+    throw refused(path, "it is a FIFO of another user (uid " + std::to_string(st.st_uid) + "), who would read it");
+  }
+  return {std::move(owned), {}};
+}
+
+// What `path` is decides how it is written: absent or a regular file, a
+// new file renamed over it; a FIFO or a character device, written
+// through; anything else, and a symbolic link above all (its name is as
+// easy to guess as the old temporary's was), refused.
+Destination open_destination(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) {
+    if (errno != ENOENT) throw std::system_error(errno, std::generic_category(), "spinrpc: cannot write the trace " + path);
+    return create_temporary(path);
+  }
+  if (S_ISLNK(st.st_mode)) throw refused(path, "it is a symbolic link, never followed");
+  if (S_ISREG(st.st_mode)) return create_temporary(path);
+  if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)) return open_through(path);
+  throw refused(path, "it is " + kind_of(st.st_mode) +
+                          " (a trace replaces a regular file, or is written through a FIFO or a character device)");
+}
+
 }  // namespace
 
 WriteReport write_trace(const std::string& path, std::span<const Ring* const> rings,
                         std::optional<std::chrono::steady_clock::time_point> deadline) {
   const int pid = static_cast<int>(::getpid());
-  const std::string temporary = path + ".tmp." + std::to_string(pid);
-  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw std::system_error(errno, std::generic_category(), "spinrpc: cannot create the trace " + temporary);
+  Destination to = open_destination(path);
+  std::optional<SigpipeHeld> sigpipe_held;
+  if (to.temporary.empty()) sigpipe_held.emplace();
   WriteReport report;
   try {
-    Output out(fd, temporary);
+    Output out(to.fd.get(), path, deadline);
     EventWriter events(out, pid);
     out.raw("{\"traceEvents\":[");
     events.metadata("process_name", pid, program_invocation_short_name);
@@ -288,13 +436,20 @@ WriteReport write_trace(const std::string& path, std::span<const Ring* const> ri
     out.raw("]}}}\n");
     out.flush();
   } catch (...) {
-    ::close(fd);
-    ::unlink(temporary.c_str());
+    to.fd.reset();
+    if (!to.temporary.empty()) ::unlink(to.temporary.c_str());
     throw;
   }
-  if (::close(fd) != 0 || std::rename(temporary.c_str(), path.c_str()) != 0) {
+  if (to.temporary.empty()) {
+    to.fd.reset();  // written through: nothing to rename
+    return report;
+  }
+  // close(2) is never retried (docs/CONVENTIONS.md#system-calls). rename(2)
+  // replaces the name `path` itself: a symbolic link put there since the
+  // check is replaced, never followed.
+  if (::close(to.fd.release()) != 0 || std::rename(to.temporary.c_str(), path.c_str()) != 0) {
     const int error = errno;
-    ::unlink(temporary.c_str());
+    ::unlink(to.temporary.c_str());
     throw std::system_error(error, std::generic_category(), "spinrpc: cannot write the trace " + path);
   }
   return report;

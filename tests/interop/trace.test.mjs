@@ -219,7 +219,7 @@ describe("SyncRpcChannel: the trace option", () => {
     assert.equal(requestSpan(client, out.pid, 3).args.reply, "Error");
   });
 
-  test("a name without %p is the client's own; the server adds its pid; \"\" writes nothing", () => {
+  test("a name without %p gets each process's pid, the client's and the server's; \"\" writes nothing", () => {
     const server = spinrpcPeer();
     requireBinary(server);
     const dir = caseDir();
@@ -231,8 +231,8 @@ describe("SyncRpcChannel: the trace option", () => {
       const b = new SyncRpcChannel(${JSON.stringify(server.path)}, ["--api"], { trace: "" });
       b.requestSync("echo", "y");
       b.close();`), { env: envWith({}) });
-    assert.deepEqual(readdirSync(dir).sort(), ["one.json", `one.${out.a}.json`].sort());
-    assert.equal(loadTrace(join(dir, "one.json")).spinrpc.pid, out.pid);
+    assert.deepEqual(readdirSync(dir).sort(), [`one.${out.pid}.json`, `one.${out.a}.json`].sort());
+    assert.equal(loadTrace(join(dir, `one.${out.pid}.json`)).spinrpc.pid, out.pid);
     assert.equal(checkServerRequests(loadTrace(join(dir, `one.${out.a}.json`)), out.a).size, 1);
   });
 

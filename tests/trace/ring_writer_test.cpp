@@ -19,6 +19,7 @@
 #include <doctest/doctest.h>
 
 #include "protocol/message_type.h"
+#include "tests/trace/ring_fill.h"
 #include "tests/trace/scratch_dir.h"
 #include "tests/trace/trace_rules.h"
 #include "trace/trace_registry.h"
@@ -37,20 +38,10 @@ using spinrpc::trace::Ring;
 using spinrpc::trace::WaitEnd;
 using namespace std::chrono_literals;
 
-constexpr auto kSpin = static_cast<std::uint8_t>(WaitEnd::spin);
 constexpr auto kBudgetSpent = static_cast<std::uint8_t>(WaitEnd::budget_spent);
 
-std::uint8_t type(MessageType t) { return static_cast<std::uint8_t>(t); }
-
-// One client-like request at `at` with 4 records: send Request, a wait,
-// read Response, the request span; `method` its name.
-void client_request(Ring& ring, Ring::Clock::time_point at, std::string_view method = "echo") {
-  ring.begin_request();
-  ring.span(Kind::send, type(MessageType::Request), at, at + 100ns, 7);
-  ring.span(Kind::wait, kSpin, at + 150ns, at + 250ns, 100, 3);
-  ring.span(Kind::read, type(MessageType::Response), at + 100ns, at + 300ns, 7);
-  ring.span(Kind::request, type(MessageType::Response), at, at + 300ns, 7, 7, ring.intern(method));
-}
+using spinrpc::test::client_request;
+using spinrpc::test::type;
 
 // A request with `calls` Calls and `instants` instants: 3 + 4 per Call + 1
 // per instant records, a long one.
@@ -332,17 +323,20 @@ TEST_CASE("the metadata names the process and each ring's thread row") {
                                        "thread_name=spinrpc client: a"});
 }
 
-TEST_CASE("expand_path: %p becomes the pid; a server adds its pid before .json when there is no %p, a client never") {
+TEST_CASE("expand_path: %p becomes the pid, %% a %; without %p the pid is added before .json, for every process") {
   using spinrpc::trace::expand_path;
   const std::string pid = std::to_string(::getpid());
-  CHECK(expand_path("/tmp/t-%p.json", false) == "/tmp/t-" + pid + ".json");
-  CHECK(expand_path("/tmp/t-%p.json", true) == "/tmp/t-" + pid + ".json");
-  CHECK(expand_path("%p/%p.json", true) == pid + "/" + pid + ".json");
-  CHECK(expand_path("/tmp/t.json", true) == "/tmp/t." + pid + ".json");
-  CHECK(expand_path("/tmp/trace", true) == "/tmp/trace." + pid);
-  CHECK(expand_path("/tmp/t.json", false) == "/tmp/t.json");
-  CHECK(expand_path("/tmp/trace", false) == "/tmp/trace");
-  CHECK(expand_path("/tmp/100%", true) == "/tmp/100%." + pid);
+  CHECK(expand_path("/tmp/t-%p.json") == "/tmp/t-" + pid + ".json");
+  CHECK(expand_path("%p/%p.json") == pid + "/" + pid + ".json");
+  CHECK(expand_path("/tmp/t.json") == "/tmp/t." + pid + ".json");
+  CHECK(expand_path("/tmp/trace") == "/tmp/trace." + pid);
+  CHECK(expand_path("/tmp/100%") == "/tmp/100%." + pid);
+  // %% is a literal %: never the start of a %p, and no %p itself.
+  CHECK(expand_path("/tmp/%%p-%p.json") == "/tmp/%p-" + pid + ".json");
+  CHECK(expand_path("/tmp/%%p.json") == "/tmp/%p." + pid + ".json");
+  CHECK(expand_path("/tmp/100%%.json") == "/tmp/100%." + pid + ".json");
+  CHECK(expand_path("/tmp/%%%p.json") == "/tmp/%" + pid + ".json");
+  CHECK(expand_path("/tmp/%x%") == "/tmp/%x%." + pid);
 }
 
 TEST_CASE("close_ring writes the file with the closed ring at once") {

@@ -13,12 +13,9 @@
 #include <chrono>     // std::chrono
 #include <cmath>      // std::abs
 #include <cstdint>    // std::int64_t
-#include <cstdlib>    // std::system
 #include <filesystem> // std::filesystem
-#include <fstream>    // std::ifstream
 #include <map>        // std::map
 #include <optional>   // std::optional
-#include <sstream>    // std::stringstream
 #include <stdexcept>  // std::logic_error, std::runtime_error
 #include <string>     // std::string
 #include <utility>    // std::pair
@@ -31,6 +28,7 @@
 #include "protocol/remote_error.h"
 #include "tests/support/paths.h"
 #include "tests/support/proc.h"
+#include "tests/trace/run_shell.h"
 #include "tests/trace/scratch_dir.h"
 #include "tests/trace/trace_rules.h"
 
@@ -510,7 +508,7 @@ TEST_CASE("a server's trace is written and valid when it is sent SIGTERM") {
   CHECK(check_server_requests(server, pid).size() == 5);
 }
 
-TEST_CASE("two processes never share a file: a pattern without %p is the client's; the server adds its pid") {
+TEST_CASE("two processes never share a file: without %p the client and each server add their pids") {
   ScratchDir dir;
   SyncRpcChannel first(bin_path("spinrpc-server"), {"--api"}, traced(dir / "t.json"));
   SyncRpcChannel second(bin_path("spinrpc-server"), {"--api"}, traced(dir / "t.json"));
@@ -520,7 +518,8 @@ TEST_CASE("two processes never share a file: a pattern without %p is the client'
   CHECK(second.request("echo", "3") == "3");
   CHECK(first.close() == 0);
   CHECK(second.close() == 0);
-  std::vector<std::string> expected{"t.json", "t." + std::to_string(first_pid) + ".json",
+  const std::string client_file = "t." + std::to_string(::getpid()) + ".json";
+  std::vector<std::string> expected{client_file, "t." + std::to_string(first_pid) + ".json",
                                     "t." + std::to_string(second_pid) + ".json"};
   std::sort(expected.begin(), expected.end());
   CHECK(dir.files() == expected);
@@ -532,7 +531,7 @@ TEST_CASE("two processes never share a file: a pattern without %p is the client'
   CHECK(check_server_requests(a, first_pid).size() == 1);
   CHECK(check_server_requests(b, second_pid).size() == 2);
   // The client's one file has both of its channels.
-  const TraceFile client = load_trace(dir / "t.json");
+  const TraceFile client = load_trace(dir / client_file);
   CHECK(client.spinrpc().at("pid") == ::getpid());
   CHECK(client.spinrpc().at("channels").size() == 2);
 }
@@ -580,18 +579,8 @@ TEST_CASE("SPINRPC_TRACE_MAX keeps the server's last N requests, whole, and the 
 
 namespace {
 
-// Runs `command` with sh; returns its exit status and its stderr.
-std::pair<int, std::string> run_shell(const std::string& command, const ScratchDir& dir) {
-  const std::string err = dir / "stderr.txt";
-  const int status = std::system((command + " 2>'" + err + "'").c_str());
-  std::ifstream in(err);
-  std::stringstream text;
-  text << in.rdbuf();
-  std::filesystem::remove(err);
-  return {status, text.str()};
-}
-
-std::string quoted(const std::string& s) { return "'" + s + "'"; }
+using spinrpc::test::quoted;
+using spinrpc::test::run_shell;
 
 TEST_CASE("spinrpc-server --trace FILE beats SPINRPC_TRACE, and gets the pid without %p") {
   ScratchDir dir;

@@ -172,8 +172,9 @@ describe("a TypeScript 7 version spinrpc does not know", () => {
 });
 
 describe("an addon that cannot load here", () => {
-  // node/ without build/spinrpc.node: what a platform the addon is not
-  // built for sees (there the message names the platform it needs).
+  // node/ without build/ and without a platform package: what an install
+  // that left the optional @spinrpc/<platform> package out sees (on a
+  // platform no addon is built for, the message names that platform).
   const copy = join(scratch, "spinrpc-without-addon");
   mkdirSync(copy, { recursive: true });
   for (const file of readdirSync(join(REPO_ROOT, "node")).filter((f) => f.endsWith(".mjs") || f === "package.json")) {
@@ -190,7 +191,7 @@ describe("an addon that cannot load here", () => {
     assert.equal(r.status, 0, r.stderr);
     assert.equal(JSON.parse(r.stdout).spinrpc, null);
     assert.match(r.stderr, new RegExp(`^spinrpc: ${ts.name}@${ts.version.replaceAll(".", "\\.")} \\(.*\\) keeps its pure-JS channel: ` +
-      "spinrpc: cannot load the Node.js addon .*spinrpc\\.node"));
+      "spinrpc: the addon for linux-x64.* is in the optional package @spinrpc/linux-x64-gnu@.*, which is not installed"));
   });
 
   test("SPINRPC_BINDING=required: an error at load", () => {

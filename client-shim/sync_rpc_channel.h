@@ -207,7 +207,8 @@ class SyncRpcChannel {
   int pid() const noexcept;
 
   /// The reader's spin counters and policy so far (docs/SPIN.md#counters); all
-  /// zero after close().
+  /// zero after close(). After a request that timed out (the channel ended,
+  /// the child killed), what they were at that moment, transport included.
   ChannelStats stats() const;
 
  private:

@@ -35,6 +35,7 @@
 #include "client-shim/child_exited.h"
 #include "client-shim/sync_rpc_channel.h"
 #include "protocol/remote_error.h"
+#include "stream/timed_out.h"
 #include "tests/support/paths.h"
 #include "tests/support/proc.h"
 
@@ -382,6 +383,25 @@ TEST_CASE("an offer whose fd was closed before the server started: one line nami
   CHECK(server_transport(server).reason == "pipes: the shared memory offered was refused: " + what);
   CHECK(server.close() == 0);
   CHECK(stderr_file.text() == "spinrpc-server: shared memory offer refused: " + what + "\n");
+}
+
+TEST_CASE("a request that times out over the ring: stats() still says shared memory after the kill") {
+  SyncRpcOptions options;
+  // Long enough for the first exchange; the second meets a stopped server.
+  options.request_timeout = std::chrono::seconds(2);
+  SyncRpcChannel server(bin_path("spinrpc-server"), {"--api"}, options);
+  CHECK(server.request("echo", "move") == "move");
+  REQUIRE(server.stats().transport == kShared);
+  const spinrpc::ChannelStats before = server.stats();
+  REQUIRE(::kill(server.pid(), SIGSTOP) == 0);
+  CHECK_THROWS_AS(server.request("echo", "never answered"), spinrpc::TimedOut);
+  CHECK(server.pid() == -1);  // killed and reaped
+  const spinrpc::ChannelStats after = server.stats();
+  CHECK(after.transport == kShared);
+  CHECK(after.transport_reason == kMovedReason);
+  CHECK(after.waits >= before.waits);
+  server.close();
+  CHECK(server.stats().transport == kDescriptor);  // all zero after close()
 }
 
 // ── Endings ───────────────────────────────────────────────────────────

@@ -630,6 +630,18 @@ for (const v of VERSIONS) {
         ],
         ["reset clears", cat(echo(1, "1"), req(2, "resetServerTiming"), req(3, "getServerTiming"))],
       ];
+      // A batch is one request named batchRequests, each continuation one
+      // more, a refused one too; its items are not counted.
+      if (dialectOf(v).batchRequests) {
+        const threeItems = { requests: [{ method: "echo", params: 1 }, { method: "ping" }, { method: "nope" }] };
+        timing.push(
+          ["a 3-item batch is one request", cat(batchReq(1, threeItems), req(2, "getServerTiming"))],
+          ["each page of a batch is one request, a spent token and bad params too",
+            cat(batchReq(1, { ...threeItems, maxResponseBytesPerPage: 1 }), batchReq(2, { continuationToken: "api-session-1-1", maxResponseBytesPerPage: 1 }),
+              batchReq(3, { continuationToken: "api-session-1-2" }), batchReq(4, { continuationToken: "api-session-1-2" }),
+              batchReq(5, '{"requests":[],"maxResponseBytesPerPage":18446744073709551615}'), echo(6, "1"), req(7, "getServerTiming"))],
+        );
+      }
       for (const [name, input] of timing) {
         test(name, async () => {
           const c = { name: `${v.id} §6 --timing: ${name}`, args: argv(["--api", "--async", "--cwd", CWD, "--timing"]), input };

@@ -590,6 +590,20 @@ const timingCases = [
   { name: "timing then an error exit (replies before it kept)", input: bytes(echoReq("a"), request("getServerTiming", ""), [0x92]) },
 ];
 
+// API 7.1: a batch is one request named batchRequests, each continuation one
+// more, a refused one too; its items are not counted.
+const batch3 = { requests: [{ method: "echo", params: 1 }, { method: "ping" }, { method: "nope" }] };
+const batchTimingCases = [
+  { name: "a 3-item batch is one request", input: bytes(request("batchRequests", JSON.stringify(batch3)), request("getServerTiming", "")) },
+  { name: "each page of a batch is one request, a spent token and bad params too",
+    input: bytes(...[{ ...batch3, maxResponseBytesPerPage: 1 }, { continuationToken: "api-session-1-1", maxResponseBytesPerPage: 1 },
+      { continuationToken: "api-session-1-2" }, { continuationToken: "api-session-1-2" }].map((p) => request("batchRequests", JSON.stringify(p))),
+    request("batchRequests", '{"requests":[],"maxResponseBytesPerPage":18446744073709551615}'), echoReq("x"), request("getServerTiming", "")) },
+  { name: "a batch of 7 between other requests, the ring of 5 holding it once",
+    input: bytes(echoReq("1"), request("batchRequests", JSON.stringify({ requests: Array.from({ length: 7 }, (_, i) => ({ method: "echo", params: i })) })),
+      request("ping", ""), request("getServerTiming", "")) },
+];
+
 
 /** A sync session driven one reply at a time (to follow continuation tokens from the replies). */
 function syncSession(peer, args) {
@@ -774,10 +788,10 @@ for (const v of VERSIONS) {
     if (dialectOf(v).batchRequests) describe("batchRequests pages, tokens from the replies", () => batchPages(v, THEIRS));
 
     describe("--timing (structural)", () => {
-      for (const c of timingCases) {
+      for (const c of [...timingCases, ...(dialectOf(v).batchRequests ? batchTimingCases : [])]) {
         test(c.name, () => {
           const args = argv(c.args ?? ["--api", "--timing"]);
-          const theirs = run(THEIRS, args, c.input);
+          const theirs = foldGoWording(run(THEIRS, args, c.input));
           const ours = run(SPINRPC, args, c.input);
           const ctx = describeCase({ ...c, args }, ours, theirs);
           assert.deepStrictEqual({ status: ours.status, stderr: ours.stderr }, { status: theirs.status, stderr: theirs.stderr }, ctx);

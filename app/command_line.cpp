@@ -146,7 +146,7 @@ CommandLine parse_command_line(const std::vector<std::string>& args, const char*
     else if (name == "shm") {
       const std::string_view text = value();
       const std::optional<ShmSetting> setting = parse_shm_setting(text);
-      if (!setting || setting->offered_fd >= 0) {
+      if (!setting || setting->offer) {
         throw UsageError("invalid value \"" + std::string(text) + "\" for -shm: expected off or auto");
       }
       line.shm = !setting->off;
@@ -280,9 +280,10 @@ only for a client that reads them with read(2), as spinrpc's shim and
 Node binding do (they set it for the server they start);
 SPINRPC_PEER_SPINS=1 says the client spins while it waits (the shim and
 the binding set it when their budget is over 0), so the server steps off
-a CPU it finds that client sharing. SPINRPC_SHM=fd:N is a spinrpc
-client's offer of shared memory (a sealed memfd as fd N), SPINRPC_SHM=off
-refuses it.
+a CPU it finds that client sharing. SPINRPC_SHM=fd:N,parent:PID,… is a
+spinrpc client's offer of shared memory (a sealed memfd as fd N) to the
+child it spawned, which no other process takes; SPINRPC_SHM=off refuses
+it.
 
 Besides tsgo's methods, getChannelStats answers the spin counters and the
 placement decision as JSON.

@@ -9,7 +9,8 @@
 #include <string_view>   // std::string_view
 #include <system_error>  // std::system_error
 #include <fcntl.h>       // ::fcntl, ::open
-#include <unistd.h>      // ::write, ::close
+#include <sys/stat.h>    // ::fstat
+#include <unistd.h>      // ::write, ::close, ::getppid
 
 #include "descriptor/stderr_lines.h"
 #include "app/shutdown_on_signal.h"
@@ -63,11 +64,14 @@ std::shared_ptr<trace::Ring> open_trace(const CommandLine& line, const std::stri
 }
 
 // The shared memory a client that spawned us offers (SPINRPC_SHM=fd:N,
-// docs/SHARED-MEMORY.md, "Handshake"), mapped and checked, or null with
-// `reason` saying why not. The variable is removed from our environment
-// either way: the offer is for this process, not for any it starts. The
-// offered descriptor is closed once it proved to be a ring of ours, and
-// left as found otherwise.
+// parent:PID,inode:DEV:INO; docs/SHARED-MEMORY.md, "Handshake"), mapped and
+// checked, or null with `reason` saying why not. The variable is removed
+// from our environment either way: the offer is for this process, not for
+// any it starts. An offer to a child of another process (we were started
+// by a wrapper the client spawned, which passed fd N and the variable on)
+// is ignored without a word and fd N left alone: the bytes must go through
+// the process in between. The offered descriptor is closed once it proved
+// to be the client's memfd, and left as found otherwise.
 std::shared_ptr<SharedRing> take_shm_offer(const CommandLine& line, const std::string& program, std::string& reason) {
   const char* value = process_environment(kShmVariable.name);
   if (value == nullptr) {
@@ -77,30 +81,47 @@ std::shared_ptr<SharedRing> take_shm_offer(const CommandLine& line, const std::s
   const std::optional<ShmSetting> setting = parse_shm_setting(value);
   ::unsetenv(kShmVariable.name);
   if (!setting) {
-    print_setting_warnings(program, std::vector<std::string>{std::string(kShmVariable.name) + " is not off, auto or fd:N; ignored"});
-    reason = "pipes: SPINRPC_SHM is not off, auto or fd:N";
+    print_setting_warnings(program, std::vector<std::string>{std::string(kShmVariable.name) +
+                                                             " is not off, auto or a client's offer; ignored"});
+    reason = "pipes: SPINRPC_SHM is not off, auto or a client's offer";
     return nullptr;
   }
-  if (setting->offered_fd < 0) {
+  if (!setting->offer) {
     reason = setting->off ? "pipes: SPINRPC_SHM=off" : "pipes: no shared memory offered";
+    return nullptr;
+  }
+  const ShmOffer& offer = *setting->offer;
+  const std::string fd_name = "fd " + std::to_string(offer.fd);
+  if (::getppid() != offer.parent_pid) {
+    reason = "pipes: the shared memory offered is for a child of pid " + std::to_string(offer.parent_pid) +
+             ", and this server's parent is pid " + std::to_string(::getppid());
+    return nullptr;
+  }
+  // fd N must still be the memfd the client made: a program in between
+  // that closed it before exec'ing us leaves the number to whatever this
+  // server opened first.
+  struct stat st {};
+  if (retry_on_eintr([&] { return ::fstat(offer.fd, &st); }) != 0 ||
+      static_cast<unsigned long long>(st.st_dev) != offer.device ||
+      static_cast<unsigned long long>(st.st_ino) != offer.inode) {
+    const std::string what = fd_name + " is not the memory the client offered: the descriptor was closed before "
+                                       "this server started";
+    print_setting_warnings(program, std::vector<std::string>{"shared memory offer refused: " + what});
+    reason = "pipes: the shared memory offered was refused: " + what;
     return nullptr;
   }
   if (line.shm == false) reason = "pipes: --shm=off";
   else if (line.async) reason = "pipes: --async stays on its streams";
   else if (line.pipe || line.fifo_in) reason = "pipes: only a server on its stdio takes shared memory";
   if (!reason.empty()) {
-    // Refused: a ring of ours is closed all the same (its memory is freed
-    // with the client's mapping); anything else stays as found.
-    try {
-      SharedRing::open(setting->offered_fd);
-      ::close(setting->offered_fd);
-    } catch (const std::system_error&) {
-    }
+    // Refused: the client's memfd is closed all the same (its memory is
+    // freed with the client's mapping).
+    ::close(offer.fd);
     return nullptr;
   }
   try {
-    auto ring = std::make_shared<SharedRing>(SharedRing::open(setting->offered_fd));
-    ::close(setting->offered_fd);
+    auto ring = std::make_shared<SharedRing>(SharedRing::open(offer.fd));
+    ::close(offer.fd);
     return ring;
   } catch (const std::system_error& e) {
     print_setting_warnings(program, std::vector<std::string>{std::string("shared memory offer refused: ") + e.what()});

@@ -3,9 +3,10 @@
 #include <fcntl.h>     // ::fcntl, F_GETFD
 #include <signal.h>    // ::kill, sigset_t, SIGKILL, SIGSTOP
 #include <spawn.h>     // ::posix_spawn and its attribute/file-action calls
+#include <sys/stat.h>    // ::fstat
 #include <sys/syscall.h>  // SYS_pidfd_open, SYS_pidfd_send_signal
 #include <sys/wait.h>  // ::waitpid, WNOHANG
-#include <unistd.h>    // ::access, ::syscall, STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO
+#include <unistd.h>    // ::access, ::getpid, ::syscall, STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO
 
 #include <algorithm>     // std::min
 #include <cerrno>        // errno, ENOEXEC, ENOENT, EACCES, ...
@@ -65,6 +66,20 @@ UniqueFd copy_above_stdio(int fd, const std::string& executable, const std::vect
   } catch (const std::system_error& e) {
     throw SpawnError(e.code().value(), executable, args);
   }
+}
+
+// The SPINRPC_SHM entry that offers `ring_fd` to the child about to be
+// spawned, as its fd kShmOfferedFd: named by this process's pid (the
+// child's parent) and the memfd's device and inode, so that no other
+// process that inherits the entry takes it (docs/SHARED-MEMORY.md,
+// "Handshake").
+std::string offer_for_child(int ring_fd, const std::string& executable, const std::vector<std::string>& args) {
+  struct stat st {};
+  if (retry_on_eintr([&] { return ::fstat(ring_fd, &st); }) != 0) throw SpawnError(errno, executable, args);
+  return shm_offer_entry(ShmOffer{.fd = kShmOfferedFd,
+                                  .parent_pid = ::getpid(),
+                                  .device = static_cast<unsigned long long>(st.st_dev),
+                                  .inode = static_cast<unsigned long long>(st.st_ino)});
 }
 
 // The entries of `add_env` ("NAME=value") whose NAME is not in the
@@ -172,11 +187,13 @@ ChildProcess ChildProcess::spawn(const std::string& executable,
   argv.push_back(nullptr);
 
   const std::vector<std::string> added = entries_not_set(add_env, environment);
+  const std::string offer_entry = offered_ring_fd >= 0 ? offer_for_child(offered_ring_fd, executable, args) : "";
   std::vector<char*> env;
   if (environment || !added.empty() || offered_ring_fd >= 0) {
     // The offer replaces whatever SPINRPC_SHM the child would inherit.
+    const std::string shm_prefix = std::string(kShmVariable.name) + "=";
     const auto keep = [&](const char* entry) {
-      return offered_ring_fd < 0 || std::strncmp(entry, kShmOfferEntry.data(), std::strlen(kShmVariable.name) + 1) != 0;
+      return offered_ring_fd < 0 || std::strncmp(entry, shm_prefix.c_str(), shm_prefix.size()) != 0;
     };
     if (environment) {
       for (const std::string& entry : *environment) {
@@ -188,7 +205,7 @@ ChildProcess ChildProcess::spawn(const std::string& executable,
       }
     }
     for (const std::string& entry : added) env.push_back(const_cast<char*>(entry.c_str()));
-    if (offered_ring_fd >= 0) env.push_back(const_cast<char*>(kShmOfferEntry.data()));
+    if (offered_ring_fd >= 0) env.push_back(const_cast<char*>(offer_entry.c_str()));
     env.push_back(nullptr);
   }
   char* const* const envp = env.empty() ? environ : env.data();

@@ -71,9 +71,10 @@ class ChildProcess {
   ///   and no other descriptor (everything from 3 up is closed in the child,
   ///   close-on-exec or not).
   /// With `offered_ring_fd` (a shared-memory ring's memfd, 3 or above), the
-  /// child also gets it as fd kShmOfferedFd and kShmOfferEntry in its
-  /// environment in place of any SPINRPC_SHM entry (docs/SHARED-MEMORY.md,
-  /// "Handshake"): one documented descriptor more, nothing else.
+  /// child also gets it as fd kShmOfferedFd and the offer naming this
+  /// process and the memfd (shm_offer_entry) in its environment in place of
+  /// any SPINRPC_SHM entry (docs/SHARED-MEMORY.md, "Handshake"): one
+  /// documented descriptor more, nothing else.
   /// The fds are borrowed: the caller closes its copies once this returns.
   /// Throws SpawnError if the child cannot be started: ENOENT when no
   /// candidate exists, EACCES when one was found but none could be run,

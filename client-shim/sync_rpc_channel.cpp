@@ -99,6 +99,10 @@ struct SyncRpcChannel::State {
   std::chrono::steady_clock::duration callback_time{};
   bool broken = false;      // an error other than RemoteError left the stream unknown
   bool closed = false;      // close() has run
+  // The channel's stats when a timed-out request ended it, what stats()
+  // reports from then until close(): the channel is gone, what it was on
+  // is not.
+  ChannelStats stats_at_timeout;
   std::shared_ptr<trace::Ring> trace;  // options.trace or SPINRPC_TRACE; null: no trace
 
   // Kills the child (or drops the connection) and throws TimedOut.
@@ -284,6 +288,7 @@ void SyncRpcChannel::State::throw_child_exited(PeerClosed::Where where) {
 void SyncRpcChannel::State::end_after_timeout(std::string_view method) {
   // The reply may still come, or half of it: the stream is out of step for
   // good, and a server that hangs must not outlive the request it hangs on.
+  stats_at_timeout = channel->stats();
   channel.reset();
   // The last path component for a child, as ChildExited names it.
   const std::string_view name =
@@ -518,7 +523,8 @@ void SyncRpcChannel::kill_child() {
 }
 
 ChannelStats SyncRpcChannel::stats() const {
-  if (!state_ || !state_->channel) return {};
+  if (!state_ || state_->closed) return {};
+  if (!state_->channel) return state_->stats_at_timeout;
   return state_->channel->stats();
 }
 

@@ -62,9 +62,10 @@ struct SyncRpcOptions {
   SpinOverrides spin;
   /// Move the messages to a spawned spinrpc-server into shared memory
   /// (docs/SHARED-MEMORY.md): the child is offered a sealed memfd as fd 3
-  /// and SPINRPC_SHM=fd:3, and the channel moves onto it after the first
-  /// reply if the server took it; any other server (tsgo) stays on its
-  /// pipes, the bytes on them unchanged. Unset: SPINRPC_SHM decides (off:
+  /// and SPINRPC_SHM=fd:3,parent:<our pid>,inode:…, and the channel moves
+  /// onto it after the first reply if the server took it; any other server
+  /// (tsgo), and a spinrpc-server that is not our own child (behind a
+  /// wrapper), stays on its pipes, the bytes on them unchanged. Unset: SPINRPC_SHM decides (off:
   /// no; the default: offer). Only the constructor that spawns offers.
   std::optional<bool> shared_memory;
   /// Write a trace of this channel's requests to this file (Chrome
@@ -206,7 +207,8 @@ class SyncRpcChannel {
   int pid() const noexcept;
 
   /// The reader's spin counters and policy so far (docs/SPIN.md#counters); all
-  /// zero after close().
+  /// zero after close(). After a request that timed out (the channel ended,
+  /// the child killed), what they were at that moment, transport included.
   ChannelStats stats() const;
 
  private:

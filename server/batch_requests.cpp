@@ -1,6 +1,7 @@
 #include "server/batch_requests.h"
 
-#include <algorithm>  // std::find
+#include <algorithm>  // std::find, std::find_if
+#include <charconv>   // std::from_chars
 
 #include <boost/beast/core/detail/base64.hpp>
 #include <nlohmann/json.hpp>
@@ -16,24 +17,40 @@ constexpr std::string_view kTokenHead = R"(],"continuationToken":)";
 
 [[noreturn]] void bad_params(const std::string& why) { throw BatchError(std::string(kUnmarshalError) + why); }
 
-// The raw text of each "requests" item's "params" member, in order (no
-// value for an item without one), from `json`, already parsed as valid JSON
-// with no duplicate member names. tsgo hands an item's handler its params
-// as the client wrote them (echo returns them so), and nlohmann/json tells
-// no value's place in the text, so this walks the text itself.
-class RawItemParams {
- public:
-  explicit RawItemParams(std::string_view json) : text_(json) {}
+constexpr std::string_view kPageSizeMember = "maxResponseBytesPerPage";
 
-  std::vector<std::optional<std::string_view>> find() {
-    std::vector<std::optional<std::string_view>> found;
+// Values of the params as the client wrote them, from `json`, already
+// parsed as valid JSON with no duplicate member names: nlohmann/json tells
+// no value's place in the text, so this walks the text itself.
+struct RawValues {
+  // Each "requests" item's "params" member, in order (no value for an item
+  // without one): tsgo hands an item's handler its params as written (echo
+  // returns them so).
+  std::vector<std::optional<std::string_view>> item_params;
+  // The maxResponseBytesPerPage number as written: Go's decoder reads the
+  // literal, and its error quotes it.
+  std::string_view page_size;
+};
+
+class RawValueFinder {
+ public:
+  explicit RawValueFinder(std::string_view json) : text_(json) {}
+
+  RawValues find() {
+    RawValues found;
     skip_space();
     if (peek() != '{') return found;
     for_each_member([&](const std::string& key) {
+      if (key == kPageSizeMember) {
+        const std::size_t start = at_;
+        skip_value_only();
+        found.page_size = text_.substr(start, at_ - start);
+        return skip_space();
+      }
       if (key != "requests" || peek() != '[') return skip_value();
       for_each_element([&] {
         if (peek() != '{') {
-          found.emplace_back();
+          found.item_params.emplace_back();
           return skip_value();
         }
         std::optional<std::string_view> params;
@@ -43,7 +60,7 @@ class RawItemParams {
           if (item_key == "params") params = text_.substr(start, at_ - start);
           skip_space();
         });
-        found.push_back(params);
+        found.item_params.push_back(params);
       });
     });
     return found;
@@ -156,6 +173,32 @@ nlohmann::json parse_without_duplicates(std::string_view json) {
   return value;
 }
 
+// A JSON number `literal` (as written) decoded into a Go int (64 bits) as
+// tsgo's decoder (Go's encoding/json/v2) decodes it: digits only, with an
+// optional '-' ("invalid syntax" for a fraction or an exponent, even
+// 1e3), within int64 ("value out of range"), and the error is Go's text.
+// Go words it "cannot unmarshal" or "unable to unmarshal", picked once per
+// process at random; this is the first (docs/PROTOCOL.md#batch-differences).
+long long go_int_from_json_number(std::string_view literal, std::string_view pointer) {
+  const bool negative = literal.starts_with('-');
+  const std::string_view digits = literal.substr(negative ? 1 : 0);
+  const auto go_error = [&](std::string_view why) {
+    return "json: cannot unmarshal JSON number " + std::string(literal) + " into Go int within \"" +
+           std::string(pointer) + "\": " + std::string(why);
+  };
+  if (digits.empty() || std::find_if(digits.begin(), digits.end(), [](char c) { return c < '0' || c > '9'; }) !=
+                            digits.end()) {
+    bad_params(go_error("invalid syntax"));
+  }
+  unsigned long long magnitude = 0;
+  const auto result = std::from_chars(digits.data(), digits.data() + digits.size(), magnitude);
+  constexpr unsigned long long kMaxMagnitude = 1ULL << 63;  // -2^63 is an int64, 2^63 is not
+  if (result.ec == std::errc::result_out_of_range || magnitude > kMaxMagnitude - (negative ? 0 : 1)) {
+    bad_params(go_error("value out of range"));
+  }
+  return negative ? static_cast<long long>(0ULL - magnitude) : static_cast<long long>(magnitude);
+}
+
 }  // namespace
 
 BatchParams parse_batch_params(std::string_view json) {
@@ -163,9 +206,9 @@ BatchParams parse_batch_params(std::string_view json) {
   BatchParams params;
   if (value.is_null()) return params;
   if (!value.is_object()) bad_params("params must be an object, not " + std::string(value.type_name()));
+  const RawValues raw = RawValueFinder(json).find();
   if (const auto requests = value.find("requests"); requests != value.end() && !requests->is_null()) {
     if (!requests->is_array()) bad_params("/requests must be an array, not " + std::string(requests->type_name()));
-    const std::vector<std::optional<std::string_view>> raw = RawItemParams(json).find();
     for (std::size_t i = 0; i < requests->size(); ++i) {
       const nlohmann::json& item = (*requests)[i];
       if (!item.is_object()) {
@@ -178,7 +221,7 @@ BatchParams parse_batch_params(std::string_view json) {
         }
         parsed.method = method->get<std::string>();
       }
-      if (i < raw.size() && raw[i]) parsed.params = std::string(*raw[i]);
+      if (i < raw.item_params.size() && raw.item_params[i]) parsed.params = std::string(*raw.item_params[i]);
       params.requests.push_back(std::move(parsed));
     }
   }
@@ -187,11 +230,11 @@ BatchParams parse_batch_params(std::string_view json) {
     if (!token->is_string()) bad_params("/continuationToken must be a string, not " + std::string(token->type_name()));
     if (!token->get_ref<const std::string&>().empty()) params.continuation_token = token->get<std::string>();
   }
-  if (const auto page = value.find("maxResponseBytesPerPage"); page != value.end() && !page->is_null()) {
-    if (!page->is_number_integer()) {
+  if (const auto page = value.find(kPageSizeMember); page != value.end() && !page->is_null()) {
+    if (!page->is_number()) {
       bad_params("/maxResponseBytesPerPage must be an integer, not " + std::string(page->type_name()));
     }
-    params.max_response_bytes_per_page = page->get<long long>();
+    params.max_response_bytes_per_page = go_int_from_json_number(raw.page_size, "/maxResponseBytesPerPage");
   }
   return params;
 }

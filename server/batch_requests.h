@@ -41,7 +41,9 @@ class BatchError : public std::invalid_argument {
 /// params). Throws BatchError: "api: invalid request: failed to unmarshal
 /// *api.BatchRequestsParams: …" for params that are not JSON (a member name
 /// twice in one object included) or not of the shape (tsgo's prefix; the
-/// rest is ours). An empty continuationToken is none, as for tsgo.
+/// rest is ours), and for a maxResponseBytesPerPage number that is not an
+/// int64 (a fraction, an exponent, beyond ±2^63) with Go's own text after
+/// the prefix. An empty continuationToken is none, as for tsgo.
 BatchParams parse_batch_params(std::string_view json);
 
 /// tsgo's default page: 300,000,000 bytes of encoded JSON.

@@ -111,7 +111,7 @@ void Server::dispatch_async(detail::AsyncSession& session) {
     const bool ok = answer_batch(has_params ? params : std::string_view(), [&](const detail::BatchParams::Item& request, std::string& entry) {
       const std::string_view item_params = request.params ? std::string_view(*request.params) : "null";
       RequestContext item(session, request.method, as_bytes(item_params), item_reply_);
-      bool item_ok = run(item);
+      bool item_ok = run_untimed(item);
       std::string_view result = as_text(item.response_payload());
       // As for a whole request: echo's result is its params, already in
       // output form; anything else is re-encoded as tsgo encodes results.

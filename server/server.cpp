@@ -4,7 +4,6 @@
 #include <unistd.h>    // ::readlink
 
 #include <cctype>     // std::isupper, std::tolower, std::toupper
-#include <chrono>     // std::chrono
 #include <stdexcept>  // std::invalid_argument
 
 #include "channel/frame_channel.h"
@@ -158,7 +157,7 @@ void Server::dispatch(FrameChannel& channel, std::string_view method, ByteView p
       // No params: an empty payload, as tsgo hands echo (view, not a temporary).
       const std::string_view item_params = request.params ? std::string_view(*request.params) : std::string_view();
       RequestContext item(channel, request.method, as_bytes(item_params), item_reply_);
-      const bool item_ok = run(item);
+      const bool item_ok = run_untimed(item);
       append_item_entry(item, item_ok, as_text(item.response_payload()), /*sync=*/true, entry);
     }, reply);
     reply_with(ok ? MessageType::Response : MessageType::Error,
@@ -175,12 +174,14 @@ void Server::dispatch(FrameChannel& channel, std::string_view method, ByteView p
 }
 
 bool Server::run(RequestContext& ctx) {
-  const std::string_view method = ctx.method();
-  const auto wall_start = timing_.enabled() ? std::chrono::system_clock::now()
-                                            : std::chrono::system_clock::time_point{};
-  const auto start = timing_.enabled() ? std::chrono::steady_clock::now()
-                                       : std::chrono::steady_clock::time_point{};
+  const ServerTiming::Started started(timing_);
+  const bool ok = run_untimed(ctx);
+  timing_.record(ctx.method(), started);
+  return ok;
+}
 
+bool Server::run_untimed(RequestContext& ctx) {
+  const std::string_view method = ctx.method();
   bool failed = true;
   const TracedHandler traced(ctx.trace(), method);
   const auto handler = handlers_.find(method);
@@ -205,13 +206,17 @@ bool Server::run(RequestContext& ctx) {
     // swallow-eof-during-call).
     if (ctx.channel_failure()) std::rethrow_exception(ctx.channel_failure());
   }
-  if (timing_.enabled()) {
-    timing_.record(method, std::chrono::steady_clock::now() - start, wall_start);
-  }
   return !failed;
 }
 
 bool Server::answer_batch(std::string_view params, const BatchItemRunner& run_item, std::string& reply) {
+  const ServerTiming::Started started(timing_);
+  const bool ok = answer_batch_untimed(params, run_item, reply);
+  timing_.record(kBatchRequests, started);
+  return ok;
+}
+
+bool Server::answer_batch_untimed(std::string_view params, const BatchItemRunner& run_item, std::string& reply) {
   try {
     const detail::BatchParams batch = detail::parse_batch_params(params);
     const std::size_t max_reply = options_.max_message_bytes > kReplyEnvelopeBytes

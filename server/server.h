@@ -108,14 +108,20 @@ class Server {
   };
   void dispatch(FrameChannel& channel, std::string_view method, ByteView payload);
   void dispatch_async(detail::AsyncSession& session);
-  // Runs the handler for ctx.method() and records its time; false means
-  // error_text_ holds the Error payload.
+  // Runs the handler for ctx.method() and records its time as one request
+  // for getServerTiming; false means error_text_ holds the Error payload.
   bool run(RequestContext& ctx);
+  // run() without the record: a batch item, which tsgo does not count.
+  bool run_untimed(RequestContext& ctx);
   // batchRequests: runs each item but a nested batchRequests through
-  // `run_item`, which appends its response entry; false means error_text_
-  // holds the Error payload.
+  // `run_item` (with run_untimed), which appends its response entry; false
+  // means error_text_ holds the Error payload. The batchRequests Request
+  // is recorded as one, whatever it holds, as tsgo records it: a first
+  // page, a continuation and a refused one alike (docs/PROTOCOL.md,
+  // "batchRequests").
   using BatchItemRunner = std::function<void(const detail::BatchParams::Item&, std::string& entry)>;
   bool answer_batch(std::string_view params, const BatchItemRunner& run_item, std::string& reply);
+  bool answer_batch_untimed(std::string_view params, const BatchItemRunner& run_item, std::string& reply);
   // One item's entry once run() has answered it (`ok`): `result` is its
   // reply; in sync mode a binary reply goes base64 and any other must be
   // JSON text, in async mode it is already in output form.

@@ -25,6 +25,10 @@ void ServerTiming::record(std::string_view method, std::chrono::nanoseconds proc
       std::chrono::duration_cast<std::chrono::milliseconds>(started.time_since_epoch()).count();
 }
 
+void ServerTiming::record(std::string_view method, const Started& started) {
+  if (enabled_) record(method, std::chrono::steady_clock::now() - started.steady(), started.wall());
+}
+
 void ServerTiming::reset() noexcept {
   request_count_ = 0;
   total_processing_ms_ = 0;

@@ -28,6 +28,24 @@ class ServerTiming {
   void record(std::string_view method, std::chrono::nanoseconds processing,
               std::chrono::system_clock::time_point started);
 
+  /// One request's clocks, read where it starts (only when enabled): what
+  /// record() needs once it has been answered.
+  class Started {
+   public:
+    explicit Started(const ServerTiming& timing) noexcept
+        : wall_(timing.enabled() ? std::chrono::system_clock::now() : std::chrono::system_clock::time_point{}),
+          steady_(timing.enabled() ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{}) {}
+    std::chrono::system_clock::time_point wall() const noexcept { return wall_; }
+    std::chrono::steady_clock::time_point steady() const noexcept { return steady_; }
+
+   private:
+    std::chrono::system_clock::time_point wall_;
+    std::chrono::steady_clock::time_point steady_;
+  };
+  /// Records the request that `started` as `method`, its time up to now.
+  /// Ignored when disabled.
+  void record(std::string_view method, const Started& started);
+
   /// Clears totals and recent requests (resetServerTiming).
   void reset() noexcept;
 

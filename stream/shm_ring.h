@@ -4,6 +4,7 @@
 #include <bit>           // std::endian
 #include <cstddef>       // std::byte, std::size_t
 #include <cstdint>       // std::uint32_t, std::uint64_t
+#include <stdexcept>     // std::runtime_error
 #include <string>        // std::string
 #include <system_error>  // std::system_error
 
@@ -16,10 +17,16 @@ namespace spinrpc {
 /// scribbles on the ring gets: its own requests fail, the reader does not
 /// crash, hang or read out of bounds (docs/SHARED-MEMORY.md, "Input from
 /// another process"). A std::system_error (EBADMSG), so every caller that
-/// handles an OS failure handles it; what() says which rule.
+/// handles an OS failure handles it; what() says which rule, in one
+/// sentence (without the errno text std::system_error would append).
 class RingCorrupt : public std::system_error {
  public:
-  explicit RingCorrupt(const std::string& what) : std::system_error(EBADMSG, std::generic_category(), what) {}
+  explicit RingCorrupt(const std::string& what)
+      : std::system_error(EBADMSG, std::generic_category(), what), sentence_(what) {}
+  const char* what() const noexcept override { return sentence_.what(); }
+
+ private:
+  std::runtime_error sentence_;  // copied without throwing, as an exception must be
 };
 
 /// One direction's control words, each group on a cache line of its own so

@@ -5,6 +5,7 @@
 
 #include <sched.h>  // sched_getaffinity, CPU_COUNT
 
+#include <algorithm>  // std::min
 #include <charconv>  // std::from_chars, std::to_chars
 #include <utility>   // std::move
 #include <vector>    // std::vector
@@ -87,15 +88,55 @@ std::span<const std::string_view> entries_for_started_server(bool client_spins) 
 
 const char* process_environment(const char* name) { return std::getenv(name); }
 
+namespace {
+
+// One decimal field of an offer: digits up to `end` (or the text's end),
+// consumed from `text`; std::nullopt when there are none or they overflow.
+template <class Number>
+std::optional<Number> take_decimal(std::string_view& text, char end) {
+  const std::size_t stop = std::min(text.find(end), text.size());
+  Number value{};
+  const auto [last, error] = std::from_chars(text.data(), text.data() + stop, value);
+  if (error != std::errc() || last != text.data() + stop || stop == 0) return std::nullopt;
+  text.remove_prefix(stop < text.size() ? stop + 1 : stop);
+  return value;
+}
+
+// `text` starts with `prefix`, which is consumed.
+bool take_prefix(std::string_view& text, std::string_view prefix) {
+  if (!text.starts_with(prefix)) return false;
+  text.remove_prefix(prefix.size());
+  return true;
+}
+
+}  // namespace
+
 std::optional<ShmSetting> parse_shm_setting(std::string_view text) {
   if (text.empty() || text == "auto" || text == "on" || text == "1") return ShmSetting{};
-  if (text == "off" || text == "0") return ShmSetting{.off = true};
-  if (!text.starts_with("fd:")) return std::nullopt;
-  const std::string_view digits = text.substr(3);
-  int fd = 0;
-  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), fd);
-  if (error != std::errc() || end != digits.data() + digits.size() || digits.empty() || fd < 3) return std::nullopt;
-  return ShmSetting{.offered_fd = fd};
+  if (text == "off" || text == "0") return ShmSetting{.off = true, .offer = std::nullopt};
+  // fd:N,parent:PID,inode:DEV:INO, every field present, in this order.
+  ShmOffer offer;
+  std::optional<int> fd;
+  std::optional<long long> parent;
+  std::optional<unsigned long long> device;
+  std::optional<unsigned long long> inode;
+  if (!take_prefix(text, "fd:") || !(fd = take_decimal<int>(text, ',')) || !take_prefix(text, "parent:") ||
+      !(parent = take_decimal<long long>(text, ',')) || !take_prefix(text, "inode:") ||
+      !(device = take_decimal<unsigned long long>(text, ':')) ||
+      !(inode = take_decimal<unsigned long long>(text, '\0')) || !text.empty() || *fd < 3 || *parent <= 0) {
+    return std::nullopt;
+  }
+  offer.fd = *fd;
+  offer.parent_pid = *parent;
+  offer.device = *device;
+  offer.inode = *inode;
+  return ShmSetting{.offer = offer};
+}
+
+std::string shm_offer_entry(const ShmOffer& offer) {
+  return std::string(kShmVariable.name) + "=fd:" + std::to_string(offer.fd) + ",parent:" +
+         std::to_string(offer.parent_pid) + ",inode:" + std::to_string(offer.device) + ":" +
+         std::to_string(offer.inode);
 }
 
 bool variable_says_yes(const EnvironmentVariable& variable, const EnvLookup& env) {
@@ -303,7 +344,7 @@ bool client_offers_shm(std::optional<bool> option, const EnvLookup& env) {
   if (value == nullptr) return true;
   const std::optional<ShmSetting> setting = parse_shm_setting(value);
   if (!setting) {
-    const std::string line = std::string(kShmVariable.name) + "=" + value + " is not off, auto or fd:N; ignored";
+    const std::string line = std::string(kShmVariable.name) + "=" + value + " is not off, auto or a client's offer; ignored";
     print_setting_warnings(kWarningPrefix, std::span(&line, 1));
     return true;
   }

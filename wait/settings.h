@@ -65,7 +65,8 @@ inline constexpr EnvironmentVariable kBindingVariable{
 inline constexpr EnvironmentVariable kShmVariable{
     "SPINRPC_SHM", "spinrpc-server, the client shim, the Node binding; the shim and the binding set it for the server they start",
     "off or 0: no shared memory at this end (--shm=off, SyncRpcOptions::shared_memory and sharedMemory beat it); "
-    "fd:N: set by a spinrpc client for the server it starts, the memfd it offers, inherited as fd N; unset, auto, "
+    "fd:N,parent:PID,inode:DEV:INO: set by a spinrpc client (pid PID) for the server it starts, the memfd it "
+    "offers, inherited as fd N, taken only by PID's child; unset, auto, "
     "on or 1: a client offers, a server takes an offer (docs/SHARED-MEMORY.md)"};
 inline constexpr EnvironmentVariable kTraceVariable{
     "SPINRPC_TRACE", "spinrpc-server, the client shim, the Node binding; a server started by them inherits it",
@@ -96,20 +97,34 @@ static_assert(kPeerSpinsEntry.starts_with(kPeerSpinsVariable.name));
 /// read(2)), kPeerSpinsVariable when the client's budget is over 0.
 std::span<const std::string_view> entries_for_started_server(bool client_spins) noexcept;
 
-/// What kShmVariable says: off, or the memfd a client offers (fd:N), or
-/// neither (offer, and take an offer).
+/// A client's offer of shared memory, as kShmVariable carries it to the
+/// server it spawns: "fd:N,parent:PID,inode:DEV:INO" (docs/SHARED-MEMORY.md,
+/// "Handshake"). The memfd is fd N of the process whose parent is PID (the
+/// client), and fstat(2) gives it st_dev DEV and st_ino INO, all decimal.
+/// Only that process takes it: any other that inherits the variable (a
+/// wrapper's child) finds another parent and leaves it alone.
+struct ShmOffer {
+  int fd = -1;                ///< 3 or above
+  long long parent_pid = 0;   ///< the client's pid; above 0
+  unsigned long long device = 0;  ///< the memfd's st_dev
+  unsigned long long inode = 0;   ///< the memfd's st_ino
+};
+/// What kShmVariable says: off, or a client's offer, or neither (offer,
+/// and take an offer).
 struct ShmSetting {
   bool off = false;
-  int offered_fd = -1;  ///< fd:N; -1: none offered
+  std::optional<ShmOffer> offer;  ///< set by a spinrpc client only
 };
-/// The one parser of kShmVariable's value; std::nullopt for anything else.
+/// The one parser of kShmVariable's value; std::nullopt for anything else
+/// (a bare "fd:N", which names no process, included).
 std::optional<ShmSetting> parse_shm_setting(std::string_view text);
-/// The descriptor a client's memfd has in the server it starts, and the
-/// entry that says so in that server's environment (replacing any other
-/// SPINRPC_SHM there: the offer is the client's to make).
+/// The descriptor a client's memfd has in the server it starts.
 inline constexpr int kShmOfferedFd = 3;
-inline constexpr std::string_view kShmOfferEntry = "SPINRPC_SHM=fd:3";
-static_assert(kShmOfferEntry.starts_with(kShmVariable.name));
+/// The entry that makes `offer` in the environment of the server a client
+/// starts ("SPINRPC_SHM=fd:3,parent:…"), replacing any other SPINRPC_SHM
+/// there: the offer is the client's to make. The one writer of the format
+/// parse_shm_setting reads.
+std::string shm_offer_entry(const ShmOffer& offer);
 
 /// Where a channel's trace goes and how much it keeps (docs/TRACE.md).
 struct TraceSetting {

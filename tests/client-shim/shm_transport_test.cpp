@@ -9,12 +9,14 @@
 // run_server_main (take_shm_offer) as spinrpc-server does, and is the peer
 // here for Calls inside a request.
 #include <signal.h>       // ::kill, SIGKILL, SIGSTOP, SIGCONT
+#include <sys/stat.h>     // ::stat
 #include <sys/wait.h>     // WIFEXITED, WEXITSTATUS
-#include <unistd.h>       // ::gettid, ::mkstemp, ::close, ::unlink, environ
+#include <unistd.h>       // ::getpid, ::gettid, ::mkstemp, ::close, ::unlink, environ
 
 #include <algorithm>     // std::count
 #include <atomic>        // std::atomic
 #include <chrono>        // std::chrono
+#include <cstdlib>       // ::mkdtemp
 #include <cstddef>       // std::byte, std::size_t
 #include <filesystem>    // std::filesystem
 #include <fstream>       // std::ifstream
@@ -33,6 +35,7 @@
 #include "client-shim/child_exited.h"
 #include "client-shim/sync_rpc_channel.h"
 #include "protocol/remote_error.h"
+#include "stream/timed_out.h"
 #include "tests/support/paths.h"
 #include "tests/support/proc.h"
 
@@ -136,6 +139,58 @@ struct TempFile {
     return s.str();
   }
 };
+
+// The SPINRPC_SHM entry a client with pid `parent` writes to offer the file
+// at `path` as fd `fd` (docs/SHARED-MEMORY.md, "Handshake"), written out
+// here rather than through the library's writer.
+std::string offer_entry(int parent, const std::string& path, int fd) {
+  struct stat st {};
+  REQUIRE(::stat(path.c_str(), &st) == 0);
+  return "SPINRPC_SHM=fd:" + std::to_string(fd) + ",parent:" + std::to_string(parent) +
+         ",inode:" + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
+}
+
+// A directory of its own holding an executable shell script (`path`) and
+// the files it writes, removed when the test ends.
+struct Script {
+  std::filesystem::path dir;
+  std::string path;
+  Script() {
+    std::string name = (std::filesystem::temp_directory_path() / "spinrpc-shm-script-XXXXXX").string();
+    REQUIRE(::mkdtemp(name.data()) != nullptr);
+    dir = name;
+    path = (dir / "server").string();
+  }
+  ~Script() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
+  Script(const Script&) = delete;
+  Script& operator=(const Script&) = delete;
+  void write(const std::string& body) const {
+    std::ofstream(path) << "#!/bin/sh\n" << body << "\n";
+    std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+  }
+  std::string file(const char* name) const { return (dir / name).string(); }
+  std::string text(const char* name) const {
+    std::ifstream in(file(name), std::ios::binary);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+};
+
+// The bytes of one reply frame as spinrpc-server writes it (name and
+// payload under 256 bytes: bin8).
+std::string reply_frame(std::string_view method, std::string_view payload) {
+  std::string f = "\x93\x04\xc4";
+  f += static_cast<char>(method.size());
+  f += method;
+  f += '\xc4';
+  f += static_cast<char>(payload.size());
+  f += payload;
+  return f;
+}
 
 // 'sh -c' quoting of one word.
 std::string sh_quoted(const std::string& word) {
@@ -272,6 +327,83 @@ TEST_CASE("the real tsgo ignores the offer: the channel stays on pipes and works
   CHECK(tsgo.stats().transport == kDescriptor);
 }
 
+// ── Only the child the client spawned takes the offer ─────────────────
+
+TEST_CASE("a logging wrapper (\"$@\" | tee LOG) in between: the server behind it stays on pipes in silence, the log "
+          "holds every reply") {
+  // The wrapper is the client's child; spinrpc-server, its child, inherits
+  // fd 3 and the variable. The offer names the client, not the wrapper.
+  const std::string server_path = bin_path("spinrpc-server");
+  const Script wrapper;
+  wrapper.write(sh_quoted(server_path) + " \"$@\" 2>" + sh_quoted(wrapper.file("err")) + " | tee " +
+                sh_quoted(wrapper.file("log")));
+  SyncRpcChannel server(wrapper.path, {"--api"});
+  CHECK(server.request("echo", "first") == "first");
+  CHECK(server.stats().transport == kDescriptor);
+  CHECK(server.stats().transport_reason == kNotTakenReason);
+  const ServerTransport theirs = server_transport(server);
+  CHECK(theirs.transport == kDescriptor);
+  CHECK(theirs.reason.rfind("pipes: the shared memory offered is for a child of pid " + std::to_string(::getpid()) +
+                                ", and this server's parent is pid ",
+                            0) == 0);
+  CHECK(server.request("echo", "second") == "second");
+  CHECK(server.close() == 0);
+  // Every reply went through the wrapper: the log starts with the first
+  // echo and ends with the last, the stats between them.
+  const std::string text = wrapper.text("log");
+  const std::string first = reply_frame("echo", "first");
+  const std::string second = reply_frame("echo", "second");
+  CAPTURE(text);
+  CHECK(text.rfind(first, 0) == 0);
+  CHECK(text.size() > first.size() + second.size());
+  CHECK(text.ends_with(second));
+  CHECK(wrapper.text("err") == "");
+}
+
+TEST_CASE("a wrapper that execs the server leaves it the client's child: it takes the offer") {
+  const Script wrapper;
+  wrapper.write("exec " + sh_quoted(bin_path("spinrpc-server")) + " \"$@\"");
+  SyncRpcChannel server(wrapper.path, {"--api"});
+  CHECK(server.request("echo", "first") == "first");
+  CHECK(server.stats().transport == kShared);
+  CHECK(server_transport(server).transport == kShared);
+  CHECK(server.close() == 0);
+}
+
+TEST_CASE("an offer whose fd was closed before the server started: one line naming that, no errno text") {
+  TempFile stderr_file;
+  // The server is still the client's child, but fd 3 is gone at its exec,
+  // so the number belongs to whatever the server opens first.
+  const std::string script =
+      "exec " + sh_quoted(bin_path("spinrpc-server")) + " --api 3<&- 2>" + sh_quoted(stderr_file.path);
+  SyncRpcChannel server("/bin/sh", {"-c", script});
+  CHECK(server.request("echo", "x") == "x");
+  CHECK(server.stats().transport == kDescriptor);
+  const std::string what = "fd 3 is not the memory the client offered: the descriptor was closed before this server started";
+  CHECK(server_transport(server).reason == "pipes: the shared memory offered was refused: " + what);
+  CHECK(server.close() == 0);
+  CHECK(stderr_file.text() == "spinrpc-server: shared memory offer refused: " + what + "\n");
+}
+
+TEST_CASE("a request that times out over the ring: stats() still says shared memory after the kill") {
+  SyncRpcOptions options;
+  // Long enough for the first exchange; the second meets a stopped server.
+  options.request_timeout = std::chrono::seconds(2);
+  SyncRpcChannel server(bin_path("spinrpc-server"), {"--api"}, options);
+  CHECK(server.request("echo", "move") == "move");
+  REQUIRE(server.stats().transport == kShared);
+  const spinrpc::ChannelStats before = server.stats();
+  REQUIRE(::kill(server.pid(), SIGSTOP) == 0);
+  CHECK_THROWS_AS(server.request("echo", "never answered"), spinrpc::TimedOut);
+  CHECK(server.pid() == -1);  // killed and reaped
+  const spinrpc::ChannelStats after = server.stats();
+  CHECK(after.transport == kShared);
+  CHECK(after.transport_reason == kMovedReason);
+  CHECK(after.waits >= before.waits);
+  server.close();
+  CHECK(server.stats().transport == kDescriptor);  // all zero after close()
+}
+
 // ── Endings ───────────────────────────────────────────────────────────
 
 TEST_CASE("the server killed (SIGKILL) while the client waits in a request over the ring: ChildExited") {
@@ -341,7 +473,7 @@ TEST_CASE("the child gets exactly fds 0, 1, 2 and the ring's memfd as 3; the ser
     while (std::getline(environ, entry, '\0')) {
       if (entry.rfind("SPINRPC_SHM=", 0) == 0) {
         ++offers;
-        CHECK(entry == "SPINRPC_SHM=fd:3");
+        CHECK(entry == offer_entry(::getpid(), "/proc/" + std::to_string(pid) + "/fd/3", 3));
       }
     }
     CHECK(offers == 1);
@@ -359,14 +491,14 @@ TEST_CASE("the child gets exactly fds 0, 1, 2 and the ring's memfd as 3; the ser
   CHECK(server.close() == 0);
 }
 
-TEST_CASE("a server whose SPINRPC_SHM=fd:N is not a memfd leaves N open, stays on pipes, warns in one line") {
+TEST_CASE("a server offered a fd that is not a memfd leaves it open, stays on pipes, warns in one sentence") {
   TempFile stderr_file;
-  // fd 5 is /dev/null: offered by hand, not by a spinrpc client.
+  // fd 5 is /dev/null: offered by hand, by this process to its child.
   const std::string script = "exec " + sh_quoted(bin_path("spinrpc-server")) + " --api 5</dev/null 2>" +
                              sh_quoted(stderr_file.path);
   SyncRpcOptions options;
   options.shared_memory = false;  // the client offers nothing: the variable below is the only offer
-  options.environment = environment_with("SPINRPC_SHM=fd:5");
+  options.environment = environment_with(offer_entry(::getpid(), "/dev/null", 5));
   SyncRpcChannel server("/bin/sh", {"-c", script}, options);
   CHECK(server.request("echo", "x") == "x");
   CHECK(server.stats().transport == kDescriptor);
@@ -381,8 +513,35 @@ TEST_CASE("a server whose SPINRPC_SHM=fd:N is not a memfd leaves N open, stays o
   const std::string warning = stderr_file.text();
   CAPTURE(warning);
   CHECK(std::count(warning.begin(), warning.end(), '\n') == 1);
-  CHECK(warning.find("shared memory offer refused") != std::string::npos);
-  CHECK(warning.find("not a memfd") != std::string::npos);
+  CHECK(warning == "spinrpc-server: shared memory offer refused: the offered shared memory (fd 5) is not a memfd\n");
+}
+
+TEST_CASE("an offer to another process's child, or a bare fd:N: the server leaves the fd alone and says nothing") {
+  for (const std::string& entry : {offer_entry(1, "/dev/null", 5), std::string("SPINRPC_SHM=fd:5")}) {
+    CAPTURE(entry);
+    TempFile stderr_file;
+    const std::string script = "exec " + sh_quoted(bin_path("spinrpc-server")) + " --api 5</dev/null 2>" +
+                               sh_quoted(stderr_file.path);
+    SyncRpcOptions options;
+    options.shared_memory = false;
+    options.environment = environment_with(entry);
+    SyncRpcChannel server("/bin/sh", {"-c", script}, options);
+    CHECK(server.request("echo", "x") == "x");
+    const ServerTransport theirs = server_transport(server);
+    CHECK(theirs.transport == kDescriptor);
+    const std::map<int, std::string> fds = open_fds(server.pid());
+    REQUIRE(fds.count(5) == 1);
+    CHECK(fds.at(5) == "/dev/null");
+    CHECK(server.close() == 0);
+    if (entry.find("parent:") != std::string::npos) {
+      CHECK(theirs.reason.rfind("pipes: the shared memory offered is for a child of pid 1, ", 0) == 0);
+      CHECK(stderr_file.text() == "");
+    } else {
+      // Not an offer at all: a value nobody but a person writes, said once.
+      CHECK(theirs.reason == "pipes: SPINRPC_SHM is not off, auto or a client's offer");
+      CHECK(stderr_file.text() == "spinrpc-server: SPINRPC_SHM is not off, auto or a client's offer; ignored\n");
+    }
+  }
 }
 
 }  // namespace

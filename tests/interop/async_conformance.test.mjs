@@ -3,8 +3,8 @@
 // spinrpc-server and to the real tsgo. Exit status must be identical; stdout
 // is compared as the set of replies keyed by id (tsgo answers concurrently,
 // so their order is free), each reply byte for byte with its header; stderr
-// is compared as text (json v2's random "unable to" / "cannot" wording
-// folded). A case that differs passes only through an entry of ALLOWED, each
+// is compared as text, and so is an error reply's message, with json v2's
+// random "unable to" / "cannot" wording folded (Go picks one per process). A case that differs passes only through an entry of ALLOWED, each
 // one a deliberate difference listed in docs/ASYNC.md; the tally
 // (identical / deliberate / different) is printed at the end.
 //
@@ -158,7 +158,13 @@ async function runPeerOverPipe(peer, v, input, { expect = countRequests(input) }
 // ── comparing ────────────────────────────────────────────────────────
 
 const foldStderr = (s) => s.replaceAll("json: unable to unmarshal", "json: cannot unmarshal");
-const keyed = (r) => { const { replies, rest } = parseReplies(r.stdout); return { replies: replies.map((x) => x.raw).sort(), rest: rest.toString("latin1") }; };
+/** A reply (header and body, latin1) with Go's wording folded and its Content-Length made to match. */
+function foldReply(raw) {
+  const at = raw.indexOf("\r\n\r\n") + 4;
+  const body = foldStderr(raw.slice(at));
+  return body === raw.slice(at) ? raw : `Content-Length: ${Buffer.byteLength(body, "latin1")}\r\n\r\n${body}`;
+}
+const keyed = (r) => { const { replies, rest } = parseReplies(r.stdout); return { replies: replies.map((x) => foldReply(x.raw)).sort(), rest: rest.toString("latin1") }; };
 const show = (r) => `status ${r.status}${r.signal ? ` signal ${r.signal}` : ""}\n    stdout: ${hexdump(r.stdout, 200)}\n    stderr: ${JSON.stringify(r.stderr.slice(0, 400))}`;
 
 /** What differs between the two runs, by aspect (empty: identical). */
@@ -474,8 +480,14 @@ add71("echo of numbers and escapes not as JSON.stringify writes them", batchReq(
 add71("1000 items in one page", batchReq(1, { requests: Array.from({ length: 1000 }, (_, i) => ({ method: i % 2 ? "ping" : "echo", params: i })) }));
 add71("a batch among concurrent requests", cat(echo(1, "1"), batchReq(2, { requests: B3 }), req(3, "ping"), batchReq(4, { requests: [{ method: "nope" }] }), echo(5, "5")));
 for (const p of ["[]", "5", '"x"', '{"requests":5}', '{"requests":[5]}', '{"requests":[{"method":5}]}', '{"requests":{}}',
-  '{"maxResponseBytesPerPage":"x"}', '{"maxResponseBytesPerPage":1.5}', '{"continuationToken":5}']) {
+  '{"maxResponseBytesPerPage":"x"}', '{"continuationToken":5}']) {
   add71(`malformed params ${p}`, cat(batchReq(1, p), echo(2, "1")), { deliberate: "batch-params-error-text" });
+}
+// A page size that is a JSON number but no Go int (int64): refused with Go's
+// own error, byte for byte; the edges of int64 are taken.
+for (const n of ["9223372036854775807", "9223372036854775808", "18446744073709551615", "18446744073709551616",
+  "-9223372036854775808", "-9223372036854775809", "100000000000000000000000", "-0", "1e3", "1.5", "0.0", "-1.0E+2"]) {
+  add71(`maxResponseBytesPerPage ${n}`, cat(batchReq(1, `{"requests":[{"method":"ping"}],"maxResponseBytesPerPage":${n}}`), echo(2, "1")));
 }
 
 // ── the tests: every version in VERSIONS ─────────────────────────────
@@ -618,6 +630,18 @@ for (const v of VERSIONS) {
         ],
         ["reset clears", cat(echo(1, "1"), req(2, "resetServerTiming"), req(3, "getServerTiming"))],
       ];
+      // A batch is one request named batchRequests, each continuation one
+      // more, a refused one too; its items are not counted.
+      if (dialectOf(v).batchRequests) {
+        const threeItems = { requests: [{ method: "echo", params: 1 }, { method: "ping" }, { method: "nope" }] };
+        timing.push(
+          ["a 3-item batch is one request", cat(batchReq(1, threeItems), req(2, "getServerTiming"))],
+          ["each page of a batch is one request, a spent token and bad params too",
+            cat(batchReq(1, { ...threeItems, maxResponseBytesPerPage: 1 }), batchReq(2, { continuationToken: "api-session-1-1", maxResponseBytesPerPage: 1 }),
+              batchReq(3, { continuationToken: "api-session-1-2" }), batchReq(4, { continuationToken: "api-session-1-2" }),
+              batchReq(5, '{"requests":[],"maxResponseBytesPerPage":18446744073709551615}'), echo(6, "1"), req(7, "getServerTiming"))],
+        );
+      }
       for (const [name, input] of timing) {
         test(name, async () => {
           const c = { name: `${v.id} §6 --timing: ${name}`, args: argv(["--api", "--async", "--cwd", CWD, "--timing"]), input };

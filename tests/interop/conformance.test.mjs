@@ -152,6 +152,24 @@ function sameButBatchErrorText(prefix) {
   };
 }
 
+/**
+ * tsgo's JSON decoder (Go's encoding/json/v2) words its errors "cannot
+ * unmarshal" or "unable to unmarshal", picked at random once per process so
+ * that nobody depends on either; spinrpc-server says "cannot". This folds
+ * the Error replies of a run to that wording (each frame re-encoded), so
+ * that everything else is compared byte for byte.
+ */
+function foldGoWording(r) {
+  const { frames, rest } = parseFrames(r.stdout);
+  const folded = frames.map((f) => {
+    if (f.type !== T.Error) return f.raw;
+    const text = f.payload.toString("latin1");
+    const fold = text.replaceAll("json: unable to unmarshal", "json: cannot unmarshal");
+    return fold === text ? f.raw : frame(f.type, f.name, Buffer.from(fold, "latin1"));
+  });
+  return { ...r, stdout: bytes(...folded, rest) };
+}
+
 function assertPin(c, theirs) {
   if (!c.pin) return;
   const want = {};
@@ -444,8 +462,14 @@ if (!D.batchRequests) {
     pin: { status: 0, stderr: "", stdout: reply(`{"responses":[{"method":"echo","result":"${Buffer.from('{ "a" : [ 1 , 2 ] }').toString("base64")}"}]}`) } });
   // Deliberate: malformed params are an Error with tsgo's prefix; the text
   // after it is ours.
+  // A page size that is a JSON number but no Go int (int64): refused with
+  // Go's own error, byte for byte (foldGoWording); the edges of int64 taken.
+  for (const n of ["9223372036854775807", "9223372036854775808", "18446744073709551615", "18446744073709551616",
+    "-9223372036854775808", "-9223372036854775809", "100000000000000000000000", "-0", "1e3", "1.5", "0.0", "-1.0E+2"]) {
+    add({ name: `batchRequests: maxResponseBytesPerPage ${n}`, input: bytes(batch(`{"requests":[{"method":"ping"}],"maxResponseBytesPerPage":${n}}`), echoReq("after")) });
+  }
   for (const p of ["", "not json", "[]", "5", '"x"', '{"requests":5}', '{"requests":[5]}', '{"requests":[{"method":5}]}', '{"requests":{}}',
-    '{"maxResponseBytesPerPage":"x"}', '{"maxResponseBytesPerPage":1.5}', '{"continuationToken":5}', '{"requests":[],"requests":[]}',
+    '{"maxResponseBytesPerPage":"x"}', '{"continuationToken":5}', '{"requests":[],"requests":[]}',
     '{"requests":[{"method":"echo","method":"ping"}]}', '{"requests":[{"method":"echo","params":{"a":1,"a":2}}]}', '{"requests":[]} x']) {
     add({ name: `batchRequests: malformed params ${JSON.stringify(p)}`, input: bytes(batch(p), echoReq("after")),
       differs: "batch-differences", ours: sameButBatchErrorText(R.paramsPrefix) });
@@ -564,6 +588,20 @@ const timingCases = [
   { name: "1000 echoes then getServerTiming", input: bytes(...Array.from({ length: 1000 }, (_, i) => echoReq(`${i}`)), request("getServerTiming", "")) },
   { name: "--timing=true", args: ["--api", "--timing=true"], input: bytes(echoReq("a"), request("getServerTiming", "")) },
   { name: "timing then an error exit (replies before it kept)", input: bytes(echoReq("a"), request("getServerTiming", ""), [0x92]) },
+];
+
+// API 7.1: a batch is one request named batchRequests, each continuation one
+// more, a refused one too; its items are not counted.
+const batch3 = { requests: [{ method: "echo", params: 1 }, { method: "ping" }, { method: "nope" }] };
+const batchTimingCases = [
+  { name: "a 3-item batch is one request", input: bytes(request("batchRequests", JSON.stringify(batch3)), request("getServerTiming", "")) },
+  { name: "each page of a batch is one request, a spent token and bad params too",
+    input: bytes(...[{ ...batch3, maxResponseBytesPerPage: 1 }, { continuationToken: "api-session-1-1", maxResponseBytesPerPage: 1 },
+      { continuationToken: "api-session-1-2" }, { continuationToken: "api-session-1-2" }].map((p) => request("batchRequests", JSON.stringify(p))),
+    request("batchRequests", '{"requests":[],"maxResponseBytesPerPage":18446744073709551615}'), echoReq("x"), request("getServerTiming", "")) },
+  { name: "a batch of 7 between other requests, the ring of 5 holding it once",
+    input: bytes(echoReq("1"), request("batchRequests", JSON.stringify({ requests: Array.from({ length: 7 }, (_, i) => ({ method: "echo", params: i })) })),
+      request("ping", ""), request("getServerTiming", "")) },
 ];
 
 
@@ -737,7 +775,7 @@ for (const v of VERSIONS) {
         test(c.name, () => {
           const opts = { cwd: c.cwd, env: c.env };
           const args = argv(c.args ?? ["--api"]);
-          const theirs = run(THEIRS, args, c.input ?? Buffer.alloc(0), opts);
+          const theirs = foldGoWording(run(THEIRS, args, c.input ?? Buffer.alloc(0), opts));
           assertPin(c, theirs);
           const ours = run(SPINRPC, args, c.input ?? Buffer.alloc(0), opts);
           if (c.differs) assertOurs({ ...c, args }, ours, theirs);
@@ -750,10 +788,10 @@ for (const v of VERSIONS) {
     if (dialectOf(v).batchRequests) describe("batchRequests pages, tokens from the replies", () => batchPages(v, THEIRS));
 
     describe("--timing (structural)", () => {
-      for (const c of timingCases) {
+      for (const c of [...timingCases, ...(dialectOf(v).batchRequests ? batchTimingCases : [])]) {
         test(c.name, () => {
           const args = argv(c.args ?? ["--api", "--timing"]);
-          const theirs = run(THEIRS, args, c.input);
+          const theirs = foldGoWording(run(THEIRS, args, c.input));
           const ours = run(SPINRPC, args, c.input);
           const ctx = describeCase({ ...c, args }, ours, theirs);
           assert.deepStrictEqual({ status: ours.status, stderr: ours.stderr }, { status: theirs.status, stderr: theirs.stderr }, ctx);

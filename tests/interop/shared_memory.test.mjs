@@ -19,11 +19,11 @@
 import { describe, test, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { REPO_ROOT, requireBinary, scriptedServer, spinrpcPeer, versionPeer, watchdog } from "./peers.mjs";
+import { REPO_ROOT, parseFrames, requireBinary, scriptedServer, spinrpcPeer, versionPeer, watchdog } from "./peers.mjs";
 import { VERSIONS } from "./versions.mjs";
 
 const INDEX = join(REPO_ROOT, "node", "index.mjs");
@@ -213,6 +213,64 @@ for (const { ts, API, AsyncAPI } of APIS) {
     }
   });
 
+  describe(`${label} sync client through the binding, a wrapper between it and spinrpc-server`, () => {
+    // A logging wrapper ("$@" | tee LOG) and a Node relay: each is the
+    // binding's child, and spinrpc-server its child, inheriting fd 3 and the
+    // offer. Only the binding's own child may take it: the server stays on
+    // its pipes without a word, and the wrapper sees every reply.
+    const relay = join(scratch, "relay.mjs");
+    writeFileSync(relay, `import { appendFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+const [log, file, ...args] = process.argv.slice(2);
+const child = spawn(file, args, { stdio: ["pipe", "pipe", "inherit"] });
+process.stdin.pipe(child.stdin);
+child.stdout.on("data", (d) => { appendFileSync(log, d); process.stdout.write(d); });
+child.on("exit", (code) => process.exit(code ?? 128));
+`);
+    const wrappers = {
+      "tee": (log, err) => `${JSON.stringify(server.path)} "$@" 2>${JSON.stringify(err)} | tee ${JSON.stringify(log)}`,
+      "Node relay": (log, err) =>
+        `exec ${JSON.stringify(process.execPath)} ${JSON.stringify(relay)} ${JSON.stringify(log)} ${JSON.stringify(server.path)} "$@" 2>${JSON.stringify(err)}`,
+    };
+    for (const [kind, body] of Object.entries(wrappers)) {
+      test(`${kind}: the server behind it stays on pipes in silence, every reply goes through the wrapper`, () => {
+        requireBinary(server);
+        const dir = mkdtempSync(join(scratch, "wrapper-"));
+        const [path, log, err] = ["server", "log", "err"].map((name) => join(dir, name));
+        writeFileSync(path, `#!/bin/sh\n${body(log, err)}\n`);
+        chmodSync(path, 0o755);
+        const api = new API({ tsserverPath: path, cwd: scratch });
+        let stop = null;
+        let stats;
+        try {
+          assert.equal(api.client.echo("first"), "first");
+          const channel = channelOf(api);
+          stop = watchdog(channel.pid);
+          assert.equal(channel.stats().transport, "descriptor");
+          assert.match(channel.stats().transport_reason, NOT_TAKEN);
+          stats = JSON.parse(requester(api).requestSync("getChannelStats", ""));
+          const data = pseudoRandomBytes(3 << 20, 9);
+          assert.ok(Buffer.from(api.client.echoBinary(new Uint8Array(data))).equals(data));
+          assert.equal(api.client.echo("last"), "last");
+        } finally {
+          stop?.();
+          api.close();
+        }
+        assert.equal(stats.transport, "descriptor");
+        assert.match(stats.transport_reason, new RegExp(`^pipes: the shared memory offered is for a child of pid ${process.pid}, `));
+        // The log is exactly the replies, in order: initialize (the client's
+        // own), the echoes and the stats between them.
+        const { frames, rest } = parseFrames(readFileSync(log));
+        assert.equal(rest.length, 0, "nothing in the log but whole frames");
+        const names = frames.map((f) => f.name.toString());
+        assert.deepEqual(names.slice(-4), ["echo", "getChannelStats", "echo", "echo"]);
+        assert.equal(frames.at(-1).payload.toString(), "last");
+        assert.equal(frames.at(-4).payload.toString(), "first");
+        assert.equal(readFileSync(err, "utf8"), "", "no line from the server behind the wrapper");
+      });
+    }
+  });
+
   describe(`${label} sync client through the binding against its own server`, () => {
     test("the offer is not taken: the channel stays on pipes, says why, and works", () => {
       const own = versionPeer(ts);
@@ -246,7 +304,10 @@ for (const { ts, API, AsyncAPI } of APIS) {
       // that execs spinrpc-server with it as fd 3, as the binding would.
       const holder = new SyncRpcChannel("/bin/sh", ["-c", "exec cat"]);
       const wrapper = join(scratch, `offering-${ts.id}.sh`);
-      writeFileSync(wrapper, `#!/bin/sh\nexec 3<>/proc/${holder.pid}/fd/3\nSPINRPC_SHM=fd:3 exec ${JSON.stringify(server.path)} "$@"\n`);
+      // The offer names the wrapper's parent (this process, which its exec
+      // leaves the server's parent) and the memfd's device and inode.
+      writeFileSync(wrapper, `#!/bin/sh\nexec 3<>/proc/${holder.pid}/fd/3\n` +
+        `SPINRPC_SHM="fd:3,parent:$PPID,inode:$(stat -L -c %d:%i /proc/self/fd/3)" exec ${JSON.stringify(server.path)} "$@"\n`);
       chmodSync(wrapper, 0o755);
       try {
         for (const [path, reason] of [

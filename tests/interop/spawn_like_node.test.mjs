@@ -8,7 +8,7 @@
 //
 // The binding runs each case twice: as it is, offering shared memory
 // (docs/SHARED-MEMORY.md), where its child gets exactly two things more than
-// Node's, fd 3 a memfd named spinrpc-ring and SPINRPC_SHM=fd:3 in its
+// Node's, fd 3 a memfd named spinrpc-ring and SPINRPC_SHM=fd:3,parent:… in its
 // environment; and with sharedMemory: false, where it gets what Node's does.
 // Both ways it also gets the environment entries it always adds
 // (SPINRPC_LEND_REPLIES=1, SPINRPC_PEER_SPINS=1 when it spins: docs/HARDENING.md).
@@ -146,13 +146,15 @@ const withoutFds = (outcome) => ({
 // that the shim and the binding add unless the environment names them
 // already (docs/HARDENING.md, "Starting a child as Node does").
 const MEMFD = "/memfd:spinrpc-ring (deleted)";
-const OFFER_ENTRY = "SPINRPC_SHM=fd:3";
+// The offer names this process, the child's parent, and the memfd's device
+// and inode (docs/SHARED-MEMORY.md, "Handshake").
+const OFFER_ENTRY = new RegExp(`^SPINRPC_SHM=fd:3,parent:${process.pid},inode:\\d+:\\d+$`);
 const ADDED_ENTRIES = ["SPINRPC_LEND_REPLIES=1", "SPINRPC_PEER_SPINS=1"];
 
 /**
  * Asserts that the binding's child got what Node's did, with `offered`
  * (whether the binding offered shared memory) deciding the only other
- * difference allowed: fd 3 the ring's memfd, and SPINRPC_SHM=fd:3 in place
+ * difference allowed: fd 3 the ring's memfd, and the offer (SPINRPC_SHM=fd:3,parent:…) in place
  * of any SPINRPC_SHM Node's child got.
  */
 function assertSameChild(binding, node, offered, what) {
@@ -173,8 +175,9 @@ function assertSameChild(binding, node, offered, what) {
   let expected = offered ? theirs.filter((e) => !e.startsWith("SPINRPC_SHM=")) : theirs;
   const added = ADDED_ENTRIES.filter((e) => !theirs.some((t) => t.startsWith(e.slice(0, e.indexOf("=") + 1))));
   const got = environOf(binding.report).filter((e) => !added.includes(e));
-  expected = [...expected, ...(offered ? [OFFER_ENTRY] : [])];
-  assert.deepEqual(got, expected, `${what}: the binding's child's environment is Node's${offered ? " and SPINRPC_SHM=fd:3" : ""}`);
+  if (offered) assert.match(got.at(-1) ?? "", OFFER_ENTRY, `${what}: the offer, last`);
+  assert.deepEqual(offered ? got.slice(0, -1) : got, expected,
+    `${what}: the binding's child's environment is Node's${offered ? " and the offer" : ""}`);
 }
 
 /**
@@ -483,11 +486,11 @@ describe("the binding starts programs as Node's spawn does", () => {
     assertSameChild(throughBinding(path, ["a"], off), node, false, "env option SPINRPC_SHM=off");
     assertSameChild(throughBinding(path, ["a"], off, { sharedMemory: true }), node, true, "sharedMemory: true over SPINRPC_SHM=off");
     assertSameChild(throughBinding(path, ["a"], off, { sharedMemory: false }), node, false, "sharedMemory: false and SPINRPC_SHM=off");
-    // A SPINRPC_SHM=fd:N the child would inherit (another client's offer
-    // to this process): not off, so the binding offers its own in its place.
-    const stale = { ...process.env, SPINRPC_SHM: "fd:7" };
+    // An offer the child would inherit (another client's, to this process):
+    // not off, so the binding offers its own in its place.
+    const stale = { ...process.env, SPINRPC_SHM: "fd:7,parent:1,inode:1:2" };
     node = await throughNode(path, ["a"], stale);
-    assertSameChild(throughBinding(path, ["a"], stale), node, true, "SPINRPC_SHM=fd:7 inherited");
+    assertSameChild(throughBinding(path, ["a"], stale), node, true, "another client's offer inherited");
     process.env.SPINRPC_SHM = "off";
     try {
       node = await throughNode(path, ["a"]);

@@ -302,6 +302,34 @@ TEST_CASE("Every environment variable spinrpc reads is in one table, once, with 
   }
 }
 
+TEST_CASE("SPINRPC_SHM: off and auto, and a client's offer written and read back whole; any other value refused") {
+  CHECK(spinrpc::parse_shm_setting("off")->off);
+  CHECK(spinrpc::parse_shm_setting("0")->off);
+  for (const char* on : {"", "auto", "on", "1"}) {
+    CAPTURE(on);
+    REQUIRE(spinrpc::parse_shm_setting(on));
+    CHECK_FALSE(spinrpc::parse_shm_setting(on)->off);
+    CHECK_FALSE(spinrpc::parse_shm_setting(on)->offer);
+  }
+  const spinrpc::ShmOffer offer{.fd = 3, .parent_pid = 4194304, .device = 18446744073709551615ULL, .inode = 7};
+  const std::string entry = spinrpc::shm_offer_entry(offer);
+  CHECK(entry == "SPINRPC_SHM=fd:3,parent:4194304,inode:18446744073709551615:7");
+  const auto read = spinrpc::parse_shm_setting(std::string_view(entry).substr(entry.find('=') + 1));
+  REQUIRE(read);
+  REQUIRE(read->offer);
+  CHECK(read->offer->fd == 3);
+  CHECK(read->offer->parent_pid == 4194304);
+  CHECK(read->offer->device == 18446744073709551615ULL);
+  CHECK(read->offer->inode == 7);
+  // A bare fd:N names no process, and every part must be there, in order.
+  for (const char* bad : {"fd:3", "fd:3,", "fd:2,parent:1,inode:1:2", "fd:3,parent:0,inode:1:2", "fd:3,parent:-4,inode:1:2",
+                          "fd:3,parent:9,inode:1", "fd:3,parent:9,inode:1:", "fd:3,parent:9,inode:1:2,", "fd:3,parent:9,inode:1:2x",
+                          "fd:3,inode:1:2,parent:9", "fd:+3,parent:9,inode:1:2", "fd:3,parent:9,inode:-1:2", "offer", "OFF"}) {
+    CAPTURE(bad);
+    CHECK_FALSE(spinrpc::parse_shm_setting(bad));
+  }
+}
+
 TEST_CASE("A started server gets SPINRPC_LEND_REPLIES=1, and SPINRPC_PEER_SPINS=1 only from a client that spins") {
   const auto quiet = spinrpc::entries_for_started_server(false);
   REQUIRE(quiet.size() == 1);

@@ -301,13 +301,19 @@ UniqueFd fake_ring(std::size_t size, FakeHeader header, unsigned seals, bool all
 constexpr unsigned kSeals = F_SEAL_SHRINK | F_SEAL_GROW;
 constexpr std::size_t kFullSize = spinrpc::kRingPageBytes + 2 * kRing;
 
-// Runs open(fd), which must throw RingCorrupt (EBADMSG); returns what() for closer checks.
+// Runs open(fd), which must throw RingCorrupt (EBADMSG); returns what() for
+// closer checks. what() is one sentence: the errno text std::system_error
+// would append ("Bad message") says nothing the sentence does not.
 std::string refused(int fd) {
   try {
     SharedRing::open(fd);
   } catch (const RingCorrupt& e) {
     CHECK(e.code() == std::error_code(EBADMSG, std::generic_category()));
-    return e.what();
+    const std::string what = e.what();
+    CAPTURE(what);
+    CHECK(what.find(": Bad message") == std::string::npos);
+    CHECK(what.rfind("the offered shared memory", 0) == 0);
+    return what;
   }
   FAIL("open() took memory that is not a ring of ours");
   return {};

@@ -7,6 +7,10 @@
 
 import { readFileSync, realpathSync } from "node:fs";
 import { dirname, join, relative, sep } from "node:path";
+// SPINRPC_BINDING's words, shared with the CommonJS watch (watch.cjs).
+import { bindingSettings } from "./binding-settings.cjs";
+
+export { bindingSettings };
 
 /** The channel module, relative to its package's folder, in every known version. */
 export const CHANNEL_PATH = join("dist", "api", "syncChannel.js");
@@ -75,23 +79,6 @@ export function identifyChannel(path) {
     : { known: false, name: pkg.name, version: pkg.version, file, dir: pkg.dir };
 }
 
-/**
- * SPINRPC_BINDING (declared with every variable spinrpc reads in
- * wait/settings.h, kEnvironmentVariables), a comma-separated list:
- *   required  a TypeScript 7 sync channel loaded without the binding under it is an error
- *   report    one line on stderr each time the binding goes under a TypeScript 7 API
- */
-export function bindingSettings(env = process.env) {
-  const words = new Set(String(env.SPINRPC_BINDING ?? "").split(",").map((w) => w.trim()).filter(Boolean));
-  const unknown = [...words].filter((w) => w !== "required" && w !== "report");
-  if (unknown.length > 0 && !warnedSettings) {
-    warnedSettings = true;
-    process.stderr.write(`spinrpc: SPINRPC_BINDING: ignoring ${unknown.join(", ")} (the words are required, report)\n`);
-  }
-  return { required: words.has("required"), report: words.has("report") };
-}
-
-let warnedSettings = false;
 
 /** "typescript@7.0.2 (/path/dist/api/syncChannel.js)" */
 export function describeChannel(info) {

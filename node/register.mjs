@@ -20,6 +20,11 @@ import { pathToFileURL } from "node:url";
 import { existsSync, readdirSync, realpathSync } from "node:fs";
 import { CHANNEL_PATH, bindingSettings, describeChannel, identifyChannel, unknownChannel } from "./recognize.mjs";
 
+// Sync APIs the hook cannot reach (a copy bundled into the tool, a worker
+// that runs no --import preload) are watched where they start their server
+// (watch.cjs), so that SPINRPC_BINDING=required and =report see them too.
+nodeModule.createRequire(import.meta.url)("./watch.cjs");
+
 if (typeof nodeModule.registerHooks === "function") {
   const { loadSync } = await import("./hooks.mjs");
   nodeModule.registerHooks({ load: loadSync });

@@ -10,7 +10,11 @@
 // arguments that package's own spawn passes (its dist/api/options.js
 // getAPIProcessArgs, and `--callbacks=` from its dist/api/fsCallbacks.js
 // when the API hands the transport a file system). It starts at the first
-// request, once the API has had its say (setFileSystem comes before).
+// request, once the API has had its say (setFileSystem comes before). What
+// can be refused before that is refused by createTransport() itself: an
+// option of the wrong kind (a TypeError), a server path where nothing can be
+// run (its errno's code: ENOENT, EACCES, …). After close() every request
+// throws as the version's own channel does, and no server ever starts.
 
 import * as fs from "node:fs";
 import { realpathSync } from "node:fs";
@@ -19,12 +23,44 @@ import * as path from "node:path";
 import { dirname, join } from "node:path";
 import * as url from "node:url";
 import { fileURLToPath } from "node:url";
-import { addonError } from "./addon.mjs";
+import { addonError, binding } from "./addon.mjs";
 import { channelFor } from "./channels.mjs";
 import { CHANNEL_PATH, describeChannel, identifyChannel } from "./recognize.mjs";
 
 // createTransport's own options; the rest go to the channel (docs/NODE.md, "The surface").
 const OWN = new Set(["cwd", "typescript", "tsserverPath", "useCaseSensitiveFileNames", "runExternalCode", "collectTiming"]);
+
+// createTransport's own options that are not strings: booleans, unset or not.
+const BOOLEANS = ["useCaseSensitiveFileNames", "runExternalCode", "collectTiming"];
+
+/** A TypeError for createTransport's own options of the wrong kind. */
+function checkOwnOptions(options) {
+  const refuse = (key, what) => {
+    throw new TypeError(`createTransport: option ${key} must be ${what}, got ${options[key] === null ? "null" : typeof options[key]}`);
+  };
+  if (options.cwd !== undefined && typeof options.cwd !== "string") refuse("cwd", "a string");
+  if (options.tsserverPath !== undefined && (typeof options.tsserverPath !== "string" || options.tsserverPath === "")) {
+    refuse("tsserverPath", "a non-empty string");
+  }
+  if (options.typescript !== undefined && typeof options.typescript !== "string" && !(options.typescript instanceof URL)) {
+    refuse("typescript", "a folder (a path or a file: URL)");
+  }
+  for (const key of BOOLEANS) if (options[key] !== undefined && typeof options[key] !== "boolean") refuse(key, "a boolean");
+}
+
+// The server, checked as spawn will find it: a path (a name with a `/`) must
+// be something this process may execute, else an Error with the errno's code
+// naming the path; a bare name is searched in PATH when the server starts.
+function checkServer(exe) {
+  if (!exe.includes("/")) return;
+  try {
+    fs.accessSync(exe, fs.constants.X_OK);
+  } catch (error) {
+    const why = error.code === "ENOENT" ? "does not exist" : `cannot be run (${error.code})`;
+    throw Object.assign(new Error(`createTransport: the server ${exe} ${why}`),
+      { code: error.code, errno: error.errno, syscall: error.syscall, path: exe });
+  }
+}
 
 // The TypeScript package createTransport serves: `from` (its folder, as a
 // path or a file: URL), else the one `typescript` resolves to from the main
@@ -63,6 +99,7 @@ function findPackage(from) {
  */
 export function createTransport(options = {}) {
   if (typeof options !== "object" || options === null) throw new TypeError("createTransport: options must be an object");
+  checkOwnOptions(options);
   const ts = findPackage(options.typescript);
   if (!ts.known) {
     throw new Error(`createTransport: ${describeChannel(ts)} is a TypeScript 7 version spinrpc does not know`);
@@ -71,10 +108,14 @@ export function createTransport(options = {}) {
   const channelOptions = {};
   for (const [key, value] of Object.entries(options)) if (!OWN.has(key)) channelOptions[key] = value;
   if (addonError !== null) throw addonError;
+  binding.checkOptions(channelOptions);
+  const exe = options.tsserverPath ?? serverOf(ts);
+  checkServer(exe);
   // The version's own class: its callback-failure rule and surface.
   const Channel = channelFor(ts, null);
 
   let channel = null;
+  let closed = false;
   let fileSystem;
   const callbacks = new Map();  // registered before the server started
 
@@ -121,7 +162,8 @@ export function createTransport(options = {}) {
 
   function started() {
     if (channel !== null) return channel;
-    const exe = options.tsserverPath ?? serverOf(ts);
+    // The version's own channel's words for a request after close().
+    if (closed) throw new Error("SyncRpcChannel is closed");
     // Byte counts always (TransportClient reads them for the API's timing).
     const made = new Channel(exe, args(), { ...channelOptions, collectTiming: true });
     fileSystemCallbacks(made);
@@ -154,7 +196,10 @@ export function createTransport(options = {}) {
       }
       fileSystem = files;
     },
-    close() { channel?.close(); },
+    close() {
+      closed = true;
+      channel?.close();
+    },
   };
 }
 

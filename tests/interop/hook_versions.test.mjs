@@ -178,7 +178,7 @@ describe("an addon that cannot load here", () => {
   // platform no addon is built for, the message names that platform).
   const copy = join(scratch, "spinrpc-without-addon");
   mkdirSync(copy, { recursive: true });
-  for (const file of readdirSync(join(REPO_ROOT, "node")).filter((f) => f.endsWith(".mjs") || f === "package.json")) {
+  for (const file of readdirSync(join(REPO_ROOT, "node")).filter((f) => f.endsWith(".mjs") || f.endsWith(".cjs") || f === "package.json")) {
     cpSync(join(REPO_ROOT, "node", file), join(copy, file));
   }
   symlinkSync(join(REPO_ROOT, "node", "node_modules"), join(copy, "node_modules"));

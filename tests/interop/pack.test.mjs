@@ -54,7 +54,9 @@ test("the main package carries no binary, the platform package only its addon, a
   const platform = join(dist, `spinrpc-linux-x64-gnu-${VERSION}.tgz`);
   const files = tarFiles(main);
   assert.ok(!files.some((f) => f.endsWith(".node")), files.join(" "));
-  for (const f of ["launcher.mjs", "platforms.mjs", "register.mjs", "package.json"]) assert.ok(files.includes(f), f);
+  for (const f of ["launcher.mjs", "platforms.mjs", "register.mjs", "register.cjs", "watch.cjs", "binding-settings.cjs", "package.json"]) {
+    assert.ok(files.includes(f), f);
+  }
   const manifest = JSON.parse(execFileSync("tar", ["-xzOf", main, "package/package.json"], { encoding: "utf8" }));
   assert.equal(manifest.os, undefined);
   assert.equal(manifest.cpu, undefined);
@@ -87,6 +89,16 @@ test("--import spinrpc/register engages for import and require under SPINRPC_BIN
     assert.equal(r.status, 0, `${app}: ${r.stderr}`);
     assert.deepEqual(JSON.parse(r.stdout), { spinrpc: "7.0.2", echo: "packed" }, app);
     assert.equal(r.stderr, "", app);
+  }
+});
+
+test("--require spinrpc/register fails with spinrpc's own error, which says to use --import or spinrpc-node", () => {
+  for (const app of ["app.mjs", "app.cjs"]) {
+    const r = run(process.execPath, ["--require", "spinrpc/register", app]);
+    assert.notEqual(r.status, 0, app);
+    assert.equal(r.stdout, "", app);
+    assert.match(r.stderr, /code: 'ERR_SPINRPC_USE_IMPORT'/, app);
+    assert.match(r.stderr, /spinrpc\/register cannot be loaded with --require or require\(\): .* Preload it with --import instead: node --import spinrpc\/register .* or run the program with spinrpc-node instead of node/, app);
   }
 });
 

@@ -100,7 +100,42 @@ function checkedSpawnArguments(exe, args) {
   if (exe.length === 0) throw invalidArgValue("file", exe, "cannot be empty");
   if (!Array.isArray(args)) return args ?? [];  // null: none, as spawn takes it; another object: the addon's TypeError
   args.forEach((arg, i) => nullCheck(arg, `args[${i}]`));
-  return args.map((arg) => `${arg}`);
+  return args.map(spawnArgumentText);
+}
+
+// An element of args as this Node's spawn passes it: `${arg}`. An element
+// that has no string (a Symbol; an object whose toString throws or gives no
+// primitive) is where Node lines differ: Node 20's spawn throws what the
+// conversion throws and starts nothing; Node 22 and later pass "" in its
+// place and start the program.
+function spawnArgumentText(arg) {
+  try {
+    return `${arg}`;
+  } catch (error) {
+    if (spawnRefusesArgumentWithoutText()) throw error;
+    return "";
+  }
+}
+
+// Which of the two this Node's spawn does, asked of it once, the first time
+// such an argument comes: with a Symbol for an argument and a file below
+// process.execPath, a regular file, so that no program can start. A Node
+// that refuses the argument throws the conversion's TypeError before it
+// forks; one that passes "" gets as far as the exec, which fails (ENOTDIR,
+// thrown as an errno error with `syscall`; an emitted error is taken too).
+let refusesArgumentWithoutText;
+function spawnRefusesArgumentWithoutText() {
+  if (refusesArgumentWithoutText === undefined) {
+    try {
+      const child = require("node:child_process").spawn(`${process.execPath}/spinrpc-no-such-program`, [Symbol("probe")],
+        { stdio: "ignore" });
+      child.on("error", () => {});
+      refusesArgumentWithoutText = false;
+    } catch (error) {
+      refusesArgumentWithoutText = error?.syscall === undefined;
+    }
+  }
+  return refusesArgumentWithoutText;
 }
 
 // The env option's keys and values, checked as spawn checks them: every

@@ -36,10 +36,19 @@ if (globalThis[INSTALLED] !== true) {
 }
 
 // The arguments of a TypeScript 7 sync API server's start: `--api` (or
-// `-api`, `--api=…`, as Go's flag package reads it), and no `--async`.
+// `-api`, `--api=…`, as Go's flag package reads it), and no `--async`. An
+// argument that has no string (a toString that throws or gives no
+// primitive) is no flag; what it does to the spawn is Node's to decide
+// (Node 20 refuses it, Node 22 and later pass ""), so nothing here throws.
 function isSyncServerStart(args) {
   if (!Array.isArray(args)) return false;
-  const flags = args.map((arg) => String(arg));
+  const flags = args.map((arg) => {
+    try {
+      return `${arg}`;
+    } catch {
+      return "";
+    }
+  });
   return flags.some((arg) => /^--?api(=|$)/.test(arg)) && !flags.some((arg) => /^--?async(=|$)/.test(arg));
 }
 

@@ -1,5 +1,6 @@
 // The Node-API addon's entry point: the SyncRpcChannel class
-// (node/src/channel.h), endAll() and checkOptions(). No libuv handle is created, so a
+// (node/src/channel.h), endAll() and checkOptions(), and the environment's
+// callback caller (node/src/callback_caller.h). No libuv handle is created, so a
 // channel never keeps Node alive; channels left open are ended when their
 // environment is torn down, when index.mjs sees the process exit, or when
 // they are garbage-collected (docs/NODE.md).
@@ -8,6 +9,7 @@
 
 #include "client-shim/sync_rpc_channel.h"
 #include "node/src/arguments.h"
+#include "node/src/callback_caller.h"
 #include "node/src/channel.h"
 #include "node/src/live_channels.h"
 
@@ -33,6 +35,7 @@ Napi::Value check_options(const Napi::CallbackInfo& info) {
 }
 
 Napi::Object init(Napi::Env env, Napi::Object exports) {
+  install_callback_caller(env);
   exports.Set("SyncRpcChannel", define_channel_class(env));
   exports.Set("endAll", Napi::Function::New<end_all>(env, "endAll"));
   exports.Set("checkOptions", Napi::Function::New<check_options>(env, "checkOptions"));

@@ -20,6 +20,7 @@
 
 #include "descriptor/stderr_lines.h"
 #include "node/src/arguments.h"
+#include "node/src/callback_caller.h"
 #include "node/src/channel_core.h"
 #include "node/src/js_errors.h"
 #include "node/src/live_channels.h"
@@ -279,39 +280,32 @@ class Channel : public Napi::ObjectWrap<Channel> {
       }
       throw std::runtime_error(std::move(message));
     }
-    // napi_call_function itself, not FunctionReference::Call: when the
-    // engine stops the callback (a worker's process.exit() or terminate(),
-    // a vm timeout), node-addon-api would wrap what it left pending in an
-    // Error, which needs JavaScript to run, and abort the process
+    // Through call_callback, not FunctionReference::Call: when the engine
+    // stops the callback, node-addon-api would wrap what it left pending in
+    // an Error, which needs JavaScript to run, and abort the process
     // ("FATAL ERROR: Error::Error napi_define_properties").
-    napi_value argv[2] = {Napi::String::New(env, name.data(), name.size()),
-                          Napi::String::New(env, payload.data(), payload.size())};
-    napi_value result = nullptr;
-    if (napi_call_function(env, env.Undefined(), callback.Value(), 2, argv, &result) != napi_ok) {
-      napi_value thrown = nullptr;
-      bool pending = false;
-      napi_is_exception_pending(env, &pending);
-      if (pending) napi_get_and_clear_last_exception(env, &thrown);
-      // Node-API 8 references objects only: what was thrown (a primitive
-      // too) is kept in a holder object's `thrown`. While the engine stops
-      // JavaScript, that fails (or nothing was thrown at all): the request
-      // ends here, with no JavaScript value made, and the channel is broken.
-      napi_value holder = nullptr;
-      if (!pending || napi_create_object(env, &holder) != napi_ok ||
-          napi_set_named_property(env, holder, "thrown", thrown) != napi_ok) {
-        throw CallbackAborted("callback `" + std::string(name) + "` was stopped by the JavaScript engine");
-      }
+    const CallbackOutcome outcome =
+        call_callback(env, callback.Value(), Napi::String::New(env, name.data(), name.size()),
+                      Napi::String::New(env, payload.data(), payload.size()));
+    if (outcome.kind == CallbackOutcome::Kind::kStopped) {
+      // The request ends here, with no JavaScript value made, the engine's
+      // exception pending, and the server's Call unanswered: the channel is
+      // broken.
+      throw CallbackAborted("callback `" + std::string(name) + "` was stopped by the JavaScript engine");
+    }
+    if (outcome.kind == CallbackOutcome::Kind::kThrew) {
       // CallError with the TS 7 channel's text; the request goes on and the
       // server decides what the failure means (the rule decides what the
       // request then throws).
-      std::string message = thrown_message(env, Napi::Value(env, thrown));
+      const Napi::Value thrown(env, outcome.value);
+      std::string message = thrown_message(env, thrown);
       if (callback_failure_.IsEmpty()) {
         record_callback_failure(env, thrown, "callback `" + std::string(name) + "` threw: " + message,
                                 "Error calling callback `" + std::string(name) + "`: " + message);
       }
       throw std::runtime_error(std::move(message));
     }
-    const Napi::Value value(env, result);
+    const Napi::Value value(env, outcome.value);
     if (!value.IsString()) {
       std::string message = "callback `" + std::string(name) + "` returned " + type_name(value.Type()) +
                             ", not a string";

@@ -736,7 +736,12 @@ describe("SyncRpcChannel", () => {
       const c = new SyncRpcChannel(${peer}, []);
       c.registerCallback("cb", () => { for (;;) {} });
       const out = {};
-      try { vm.runInNewContext("c.requestSync('callback', 'cb')", { c }, { timeout: 200 }); } catch (e) { out.timeout = e.code; }
+      // The stop goes on through the script: neither its next statement
+      // nor its catch block runs.
+      const sandbox = { c, seen: [] };
+      const script = "try { c.requestSync('callback', 'cb'); seen.push('returned'); } catch { seen.push('caught'); }";
+      try { vm.runInNewContext(script, sandbox, { timeout: 200 }); } catch (e) { out.timeout = e.code; }
+      out.seen = sandbox.seen;
       try { c.requestSync("echo", "x"); } catch (e) { out.after = e.message; }
       c.close();
       console.log(JSON.stringify(out));`;
@@ -744,6 +749,7 @@ describe("SyncRpcChannel", () => {
     assert.equal(run.status, 0, run.stderr);
     const out = JSON.parse(run.stdout.trim());
     assert.equal(out.timeout, "ERR_SCRIPT_EXECUTION_TIMEOUT");
+    assert.deepStrictEqual(out.seen, []);
     assert.match(out.after, /unusable; close\(\) it/);
   });
 });

@@ -144,3 +144,29 @@ worker.on("error", (e) => console.log(JSON.stringify({ code: e.code, message: e.
     assert.equal(JSON.parse(r.stdout).code, "ERR_SPINRPC_BINDING_REQUIRED", r.stdout);
   });
 });
+
+describe("the spawn watch", () => {
+  test("a spawn with an argument that has no string: what this Node's spawn does without the watch", () => {
+    // Node 20's spawn throws the conversion's error, Node 22 and later start
+    // the program with "" in its place; the watch must not decide.
+    const file = join(scratch, "no-text.mjs");
+    writeFileSync(file, `import { spawn } from "node:child_process";
+      const seen = [];
+      for (const arg of [{ toString() { throw new Error("no text"); } }, Object.create(null), Symbol("s")]) {
+        try {
+          spawn("/bin/sh", ["-c", "exit 0", arg], { stdio: "ignore" }).on("error", () => {});
+          seen.push("started");
+        } catch (e) {
+          seen.push(e.message);
+        }
+      }
+      console.log(JSON.stringify(seen));`);
+    const plain = spawnSync(process.execPath, [file], { cwd: scratch, encoding: "utf8", timeout: 60_000 });
+    assert.equal(plain.status, 0, plain.stderr);
+    for (const binding of ["", "required"]) {
+      const watched = run(file, binding);
+      assert.equal(watched.status, 0, watched.stderr);
+      assert.equal(watched.stdout, plain.stdout, `SPINRPC_BINDING=${binding}`);
+    }
+  });
+});

@@ -162,7 +162,9 @@ nlohmann::json parse_without_duplicates(std::string_view json) {
   nlohmann::json value;
   try {
     value = nlohmann::json::parse(json, callback);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
+    // parse_error, and out_of_range for a number beyond a double's range
+    // (1e400), which nlohmann_json cannot hold.
     bad_params(std::string("not JSON: ") + e.what());
   }
   if (!duplicate.empty()) {

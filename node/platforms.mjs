@@ -32,7 +32,7 @@ export function packageName(platform) {
  */
 export function runningLibc() {
   if (process.platform !== "linux") return null;
-  if (process.report?.getReport?.().header?.glibcVersionRuntime) return "glibc";
+  if (glibcRuntime()) return "glibc";
   // musl's dynamic loader is named in the executable's program interpreter.
   try {
     return readFileSync(process.execPath).subarray(0, 4096).includes("ld-musl-") ? "musl" : null;
@@ -41,9 +41,17 @@ export function runningLibc() {
   }
 }
 
+// The glibc version this process runs on ("2.36"), or undefined: read from
+// the process's diagnostic report, which takes milliseconds to make, so once.
+let glibc;
+function glibcRuntime() {
+  if (glibc === undefined) glibc = process.report?.getReport?.().header?.glibcVersionRuntime ?? null;
+  return glibc ?? undefined;
+}
+
 /** "linux-x64, glibc 2.36, Node v22.23.5": the platform, in words for messages. */
 export function describeRunningPlatform() {
-  const glibc = process.platform === "linux" ? process.report?.getReport?.().header?.glibcVersionRuntime : undefined;
+  const glibc = process.platform === "linux" ? glibcRuntime() : undefined;
   const libc = process.platform !== "linux" ? "" : glibc ? `, glibc ${glibc}` : `, ${runningLibc() ?? "no glibc"}`;
   return `${process.platform}-${process.arch}${libc}, Node ${process.version}`;
 }

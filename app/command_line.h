@@ -6,7 +6,7 @@
 #include <string>     // std::string
 #include <vector>     // std::vector
 
-#include "wait/settings.h"
+#include "settings/settings.h"
 #include "dialect/api_dialect.h"
 #include "server/server.h"
 
@@ -49,7 +49,7 @@ struct CommandLine {
   /// SPINRPC_TRACE; "%p" becomes the pid; docs/TRACE.md). Empty: no trace.
   std::optional<std::string> trace;
   /// One line each for values ignored rather than refused: an invalid spin
-  /// setting (ignored_spin_setting, wait/settings.h; docs/SPIN.md#settings).
+  /// setting (ignored_spin_setting, settings/settings.h; docs/SPIN.md#settings).
   std::vector<std::string> warnings;
   /// Without --cwd, why the working directory could not be found (getcwd's
   /// error: it was removed, or is out of reach); check_serving_flags()

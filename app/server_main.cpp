@@ -21,7 +21,7 @@
 #include "channel/shm_switch.h"
 #include "stream/shm_ring.h"
 #include "stream/peer_closed.h"
-#include "wait/settings.h"
+#include "settings/settings.h"
 #include "trace/trace_registry.h"
 #include "protocol/protocol_error.h"
 #include "server/channel_stats_json.h"

@@ -30,7 +30,7 @@ struct FrameOptions : BufferOptions {
 struct ChannelOptions : FrameOptions {
   /// How the reader waits for bytes. The default (budget 0) is a plain
   /// blocking read; spinrpc-server and SyncRpcChannel pass
-  /// resolve_spin_policy() (wait/settings.h).
+  /// resolve_spin_policy() (settings/settings.h).
   SpinPolicy spin;
   /// Where the channel's trace goes (docs/TRACE.md): each frame read and
   /// written, each wait, and what the layers above record through trace().

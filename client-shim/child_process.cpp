@@ -22,7 +22,7 @@
 #include "descriptor/stderr_lines.h"
 #include "descriptor/syscall.h"
 #include "descriptor/unique_fd.h"
-#include "wait/settings.h"  // process_environment
+#include "settings/settings.h"  // process_environment
 
 extern char** environ;  // POSIX: the environment the child inherits
 

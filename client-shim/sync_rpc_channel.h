@@ -11,7 +11,7 @@
 
 #include "wait/channel_stats.h"
 #include "channel/frame_channel.h"
-#include "wait/settings.h"
+#include "settings/settings.h"
 #include "protocol/frame.h"
 
 namespace spinrpc {

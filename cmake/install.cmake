@@ -20,6 +20,7 @@ set(spinrpc_exported
   spinrpc_descriptor descriptor
   spinrpc_stream stream
   spinrpc_wait wait
+  spinrpc_settings settings
   spinrpc_channel channel
   spinrpc_transport transport
   spinrpc_server server
@@ -42,7 +43,7 @@ if(TARGET spinrpc-server-async)
   install(TARGETS spinrpc-server-async RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
 
-foreach(folder protocol trace dialect descriptor stream wait channel transport server app client-shim)
+foreach(folder protocol trace dialect descriptor stream wait settings channel transport server app client-shim)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${folder}/
     DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/spinrpc/${folder}
     FILES_MATCHING PATTERN "*.h")

@@ -72,7 +72,7 @@ struct EnvironmentValue {
 };
 
 /// Picks the version to answer in, once: `flag` (--ts-api) if given, else
-/// `environment` (SPINRPC_TS_API, kApiVersionVariable in wait/settings.h)
+/// `environment` (SPINRPC_TS_API, kApiVersionVariable in settings/settings.h)
 /// if it names a version,
 /// else 7.1 when the client passed a flag only 7.1's client passes
 /// (--useCaseSensitiveFileNames, --runExternalCode), else 7.0. A client

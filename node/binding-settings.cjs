@@ -8,7 +8,7 @@ let warned = false;
 
 /**
  * SPINRPC_BINDING (declared with every variable spinrpc reads in
- * wait/settings.h, kEnvironmentVariables), a comma-separated list:
+ * settings/settings.h, kEnvironmentVariables), a comma-separated list:
  *   required  a TypeScript 7 sync API without spinrpc's channel under it is an error
  *   report    one line on stderr for each TypeScript 7 sync channel that starts a server,
  *             spinrpc's or the pure-JS one

@@ -21,7 +21,7 @@ import { readFileSync } from "node:fs";
 const REGISTER = new URL("./register.mjs", import.meta.url).href;
 const VERSION = JSON.parse(readFileSync(new URL("./package.json", import.meta.url), "utf8")).version;
 
-/** --spinrpc-NAME → the variable it sets (every one spinrpc reads; wait/settings.h's table). */
+/** --spinrpc-NAME → the variable it sets (every one spinrpc reads; settings/settings.h's table). */
 const SETTINGS = Object.freeze({
   "binding": "SPINRPC_BINDING",
   "spin-us": "TSGO_SYNC_SPIN_US",

@@ -7,7 +7,7 @@
 #     inherits ASAN_OPTIONS/UBSAN_OPTIONS, and its report changes its exit
 #     status and stderr, which the tests compare.
 #  2. TSan (g++): the suites where more than one thread touches shared state
-#     (tests/channel and tests/spin: writer threads that dribble bytes into
+#     (tests/channel and tests/wait: writer threads that dribble bytes into
 #     the pipe a channel reads; tests/server: the hang-guard thread;
 #     tests/transport: the servers it spawns run an Asio signal thread and,
 #     on a socket, an acceptor thread; tests/stream: the shared-memory ring

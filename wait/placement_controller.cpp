@@ -265,4 +265,23 @@ const char* PlacementController::reason() const noexcept {
   return nothing_to_win() ? "nothing to win: the peer answers fast" : "occupying does not pay";
 }
 
+std::optional<PlacementController::Setting> parse_placement(std::string_view text) {
+  if (text == "auto") return PlacementController::Setting::automatic;
+  if (text == "off") return PlacementController::Setting::off;
+  if (text == "occupy") return PlacementController::Setting::occupy;
+  return std::nullopt;
+}
+
+std::string_view placement_name(PlacementController::Setting setting) noexcept {
+  switch (setting) {
+    case PlacementController::Setting::off:
+      return "off";
+    case PlacementController::Setting::occupy:
+      return "occupy";
+    case PlacementController::Setting::automatic:
+      break;
+  }
+  return "auto";
+}
+
 }  // namespace spinrpc

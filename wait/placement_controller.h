@@ -3,6 +3,8 @@
 #include <array>    // std::array
 #include <chrono>   // std::chrono::nanoseconds
 #include <cstdint>  // std::uint64_t
+#include <optional> // std::optional
+#include <string_view>  // std::string_view
 
 namespace spinrpc {
 
@@ -156,5 +158,11 @@ class PlacementController {
   std::uint64_t probes_ = 0;
   std::uint64_t contentions_ = 0;
 };
+
+/// The placement setting's one parser ("auto", "off", "occupy"; anything
+/// else is std::nullopt) and its spelling, the inverse: the flag, the
+/// environment (settings/settings.h) and the stats all say it this way.
+std::optional<PlacementController::Setting> parse_placement(std::string_view text);
+std::string_view placement_name(PlacementController::Setting setting) noexcept;
 
 }  // namespace spinrpc

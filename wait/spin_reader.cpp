@@ -8,7 +8,6 @@
 
 #include "wait/contended_yield.h"
 #include "descriptor/peer_process.h"
-#include "wait/settings.h"
 
 namespace spinrpc {
 SpinReader::SpinReader(std::unique_ptr<InputStream> in, SpinPolicy policy)

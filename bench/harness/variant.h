@@ -5,7 +5,7 @@
 #include <string_view>  // std::string_view
 #include <vector>       // std::vector
 
-#include "wait/settings.h"
+#include "settings/settings.h"
 
 namespace spinrpc::bench {
 
@@ -14,7 +14,7 @@ namespace spinrpc::bench {
 /// applied to both ends alike: the client shim through SyncRpcOptions::spin
 /// (shim_spin) and spinrpc-server through its flags (server_spin_args).
 /// Explicit settings beat TSGO_SYNC_SPIN_* in the environment and the 1-CPU
-/// default (wait/settings.h).
+/// default (settings/settings.h).
 enum class Variant {
   Off,       ///< budget 0: plain blocking reads
   Fixed,     ///< budget 100 µs, adaptive rule off

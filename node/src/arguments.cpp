@@ -5,7 +5,7 @@
 #include <cstdint>  // std::uint32_t
 
 #include "node/src/js_errors.h"
-#include "wait/settings.h"  // parse_placement
+#include "wait/placement_controller.h"  // parse_placement
 
 namespace spinrpc::node {
 

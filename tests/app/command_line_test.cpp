@@ -14,7 +14,7 @@
 #include "client-shim/sync_rpc_channel.h"
 #include "protocol/frame.h"  // Limits
 #include "app/command_line.h"
-#include "wait/settings.h"  // ignored_spin_setting
+#include "settings/settings.h"  // ignored_spin_setting
 #include "tests/support/paths.h"  // tsgo_path
 
 namespace {

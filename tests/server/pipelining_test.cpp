@@ -17,7 +17,7 @@
 #include <doctest/doctest.h>
 
 #include "channel/byte_stream.h"
-#include "wait/settings.h"  // kLendRepliesEntry
+#include "settings/settings.h"  // kLendRepliesEntry
 #include "descriptor/pipe.h"
 #include "server_test_util.h"
 

@@ -11,7 +11,7 @@
 #include <utility>
 
 #include "descriptor/pipe.h"
-#include "wait/settings.h"
+#include "settings/settings.h"
 #include "stream/fd_input_stream.h"
 #include "wait/spin_reader.h"
 #include "descriptor/unique_fd.h"

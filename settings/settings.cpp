@@ -1,4 +1,4 @@
-#include "wait/settings.h"
+#include "settings/settings.h"
 
 #include "descriptor/stderr_lines.h"
 #include "descriptor/syscall.h"
@@ -174,25 +174,6 @@ std::optional<bool> parse_spin_adaptive(std::string_view text) {
   if (text == "1" || text == "true") return true;
   if (text == "0" || text == "false") return false;
   return std::nullopt;
-}
-
-std::optional<PlacementController::Setting> parse_placement(std::string_view text) {
-  if (text == "auto") return PlacementController::Setting::automatic;
-  if (text == "off") return PlacementController::Setting::off;
-  if (text == "occupy") return PlacementController::Setting::occupy;
-  return std::nullopt;
-}
-
-std::string_view placement_name(PlacementController::Setting setting) noexcept {
-  switch (setting) {
-    case PlacementController::Setting::off:
-      return "off";
-    case PlacementController::Setting::occupy:
-      return "occupy";
-    case PlacementController::Setting::automatic:
-      break;
-  }
-  return "auto";
 }
 
 std::string ignored_spin_setting(SpinSetting setting, std::string_view source, std::string_view value) {

@@ -156,12 +156,6 @@ std::optional<long long> parse_spin_us(std::string_view text);
 /// "0" or "false".
 std::optional<bool> parse_spin_adaptive(std::string_view text);
 
-/// The one parser of the placement setting written as text: "auto", "off",
-/// "occupy".
-std::optional<PlacementController::Setting> parse_placement(std::string_view text);
-/// The placement setting's spelling, the inverse of parse_placement.
-std::string_view placement_name(PlacementController::Setting setting) noexcept;
-
 /// Which spin setting a value was meant for.
 enum class SpinSetting { BudgetUs, Adaptive, Placement };
 /// The one line (no newline, no program name) that reports an invalid spin

@@ -55,24 +55,6 @@ void close_quietly(SyncRpcChannel& channel) noexcept {
   }
 }
 
-// A client callback's span in the trace (docs/TRACE.md#events), from the
-// end of the Call's read to the callback's return or throw.
-class TracedCallback {
- public:
-  TracedCallback(trace::Ring* ring, std::string_view name) noexcept
-      : ring_(ring), start_(ring ? ring->last() : trace::Ring::Clock::time_point{}), name_(ring ? ring->intern(name) : 0) {}
-  TracedCallback(const TracedCallback&) = delete;
-  TracedCallback& operator=(const TracedCallback&) = delete;
-  ~TracedCallback() {
-    if (ring_) ring_->span(trace::Kind::handler, trace::kCallbackDetail, start_, ring_->now(), 0, 0, name_);
-  }
-
- private:
-  trace::Ring* ring_;
-  trace::Ring::Clock::time_point start_;
-  std::uint32_t name_;
-};
-
 struct StringHash {
   using is_transparent = void;
   std::size_t operator()(std::string_view s) const noexcept {
@@ -92,7 +74,6 @@ struct SyncRpcChannel::State {
   SyncRpcOptions options;
   std::unordered_map<std::string, Callback, StringHash, std::equal_to<>> callbacks;
   std::string call_result;  // the last CallResponse payload (answer_call)
-  MessageType call_reply = MessageType::CallResponse;  // what answer_call sent last, for the trace
   bool in_request = false;  // a Request is open; callbacks may be running
   // With a request_timeout: time the open request spent in our callbacks,
   // which the deadline counts too (said when it passes).
@@ -121,7 +102,8 @@ struct SyncRpcChannel::State {
   // The one request loop.
   ByteView exchange(std::string_view method, ByteView payload, PayloadSink* sink);
   std::optional<FrameView> read_next(PayloadSink* sink);
-  void answer_call(const FrameView& call);
+  // Answers the Call and returns what it sent: CallResponse or CallError.
+  MessageType answer_call(const FrameView& call);
   // answer_call with its spans: the Call, and the callback inside it.
   void answer_call_traced(const FrameView& call, trace::Ring& ring);
   void check_name(const char* what, std::string_view method, const FrameView& frame) const;
@@ -230,7 +212,7 @@ void SyncRpcChannel::State::check_name(const char* what, std::string_view method
                       std::string(method) + "`, got `" + std::string(frame.name_text()) + "`");
 }
 
-void SyncRpcChannel::State::answer_call(const FrameView& call) {
+MessageType SyncRpcChannel::State::answer_call(const FrameView& call) {
   // No read happens until the answer is written, so call.name stays valid.
   const std::string_view name = call.name_text();
   const auto found = callbacks.find(name);
@@ -239,14 +221,13 @@ void SyncRpcChannel::State::answer_call(const FrameView& call) {
     // missing, in libsyncrpc's and the TS 7 channel's words.
     const std::string message = "unknown callback: `" + std::string(name) +
                                 "`. Please make sure to register it on the JavaScript side before invoking it.";
-    call_reply = MessageType::CallError;
     channel->write_frame(MessageType::CallError, call.name, as_bytes(message));
-    return;
+    return MessageType::CallError;
   }
   std::string result;
-  call_reply = MessageType::CallError;
   try {
-    const TracedCallback traced(channel->trace(), name);
+    // The callback's span: from the end of the Call's read to its return or throw.
+    const trace::ScopedSpan traced(channel->trace(), trace::Kind::handler, trace::kCallbackDetail, name);
     result = found->second(name, call.payload_text());
   } catch (const CallbackAborted&) {
     throw;  // the request ends here; the channel is broken (RequestScope)
@@ -254,19 +235,19 @@ void SyncRpcChannel::State::answer_call(const FrameView& call) {
     // A failing callback fails the server's call, not this request; the
     // server decides what its handler makes of it.
     channel->write_frame(MessageType::CallError, call.name, as_bytes(e.what()));
-    return;
+    return MessageType::CallError;
   } catch (...) {
     const std::string message =
         "callback \"" + std::string(name) + "\" threw an exception not derived from std::exception";
     channel->write_frame(MessageType::CallError, call.name, as_bytes(message));
-    return;
+    return MessageType::CallError;
   }
   // Kept until the next Call: a big result is lent to the pipe, not
   // copied, and must outlive the write until the server has read it
   // (BufferOptions::LargeWrites::lend; its next message proves that).
   call_result = std::move(result);
-  call_reply = MessageType::CallResponse;
   channel->write_frame(MessageType::CallResponse, call.name, as_bytes(call_result));
+  return MessageType::CallResponse;
 }
 
 void SyncRpcChannel::State::answer_call_traced(const FrameView& call, trace::Ring& ring) {
@@ -274,10 +255,10 @@ void SyncRpcChannel::State::answer_call_traced(const FrameView& call, trace::Rin
   // (answer_call's send span starts there).
   const auto start = ring.last();
   const std::uint32_t name = ring.intern(call.name_text());
-  answer_call(call);
+  const MessageType sent = answer_call(call);
   const auto end = ring.last();
   if (options.request_timeout.count() > 0) callback_time += end - start;
-  ring.span(trace::Kind::call, static_cast<std::uint8_t>(call_reply), start, end, 0, 0, name);
+  ring.span(trace::Kind::call, static_cast<std::uint8_t>(sent), start, end, 0, 0, name);
 }
 
 void SyncRpcChannel::State::throw_child_exited(PeerClosed::Where where) {

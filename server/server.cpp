@@ -15,27 +15,6 @@
 namespace spinrpc {
 namespace {
 
-// A handler's span in the trace (docs/TRACE.md#events): from the end of
-// the last traced span (the Request's read, or the batch's item before) to
-// the handler's return or throw.
-class TracedHandler {
- public:
-  TracedHandler(trace::Ring* ring, std::string_view method) noexcept
-      : ring_(ring), start_(ring ? ring->last() : trace::Ring::Clock::time_point{}) {
-    if (ring_) name_ = ring_->intern(method);
-  }
-  TracedHandler(const TracedHandler&) = delete;
-  TracedHandler& operator=(const TracedHandler&) = delete;
-  ~TracedHandler() {
-    if (ring_) ring_->span(trace::Kind::handler, 0, start_, ring_->now(), 0, 0, name_);
-  }
-
- private:
-  trace::Ring* ring_;
-  trace::Ring::Clock::time_point start_;
-  std::uint32_t name_ = 0;
-};
-
 constexpr std::string_view kGetServerTiming = "getServerTiming";
 constexpr std::string_view kResetServerTiming = "resetServerTiming";
 constexpr std::string_view kBatchRequests = "batchRequests";
@@ -134,7 +113,7 @@ void Server::dispatch(FrameChannel& channel, std::string_view method, ByteView p
   if (method == kGetServerTiming) {
     std::string_view snapshot;
     {
-      const TracedHandler traced(ring, method);
+      const trace::ScopedSpan traced(ring, trace::Kind::handler, 0, method);
       snapshot = timing_.snapshot_json();
     }
     reply_with(MessageType::Response, as_bytes(snapshot));
@@ -142,7 +121,7 @@ void Server::dispatch(FrameChannel& channel, std::string_view method, ByteView p
   }
   if (method == kResetServerTiming) {
     {
-      const TracedHandler traced(ring, method);
+      const trace::ScopedSpan traced(ring, trace::Kind::handler, 0, method);
       timing_.reset();
     }
     reply_with(MessageType::Response, as_bytes("null"));
@@ -183,7 +162,7 @@ bool Server::run(RequestContext& ctx) {
 bool Server::run_untimed(RequestContext& ctx) {
   const std::string_view method = ctx.method();
   bool failed = true;
-  const TracedHandler traced(ctx.trace(), method);
+  const trace::ScopedSpan traced(ctx.trace(), trace::Kind::handler, 0, method);
   const auto handler = handlers_.find(method);
   if (handler == handlers_.end()) {
     error_text_.assign(detail::kInvalidRequest);

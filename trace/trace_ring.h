@@ -125,4 +125,30 @@ class Ring {
   NameTable names_;
 };
 
+/// A handler's or a callback's span (docs/TRACE.md#events): it begins where
+/// the ring's last span ended (the Request's or the Call's read) and ends
+/// when the scope does, whether the code inside returns or throws. With a
+/// null ring it records nothing and reads no clock.
+class ScopedSpan {
+ public:
+  ScopedSpan(Ring* ring, Kind kind, std::uint8_t detail, std::string_view name) noexcept
+      : ring_(ring), kind_(kind), detail_(detail) {
+    if (ring_ == nullptr) return;
+    start_ = ring_->last();
+    name_ = ring_->intern(name);
+  }
+  ScopedSpan(const ScopedSpan&) = delete;
+  ScopedSpan& operator=(const ScopedSpan&) = delete;
+  ~ScopedSpan() {
+    if (ring_ != nullptr) ring_->span(kind_, detail_, start_, ring_->now(), 0, 0, name_);
+  }
+
+ private:
+  Ring* ring_;
+  Kind kind_;
+  std::uint8_t detail_;
+  Ring::Clock::time_point start_{};
+  std::uint32_t name_ = 0;
+};
+
 }  // namespace spinrpc::trace

@@ -7,50 +7,62 @@
 
 #include "channel/json_rpc_channel.h"
 #include "protocol/json_rpc.h"
+#include "server/session.h"
 
 namespace spinrpc::detail {
 
-struct AsyncSession;
-
-/// AsyncSession::call's body (serve_async.cpp).
-std::string_view call_client(AsyncSession& session, std::string_view callback, std::string_view arguments);
-
-/// The state of one async session (Server::serve_async), shared by the
-/// serve loop and RequestContext::call.
-struct AsyncSession {
-  explicit AsyncSession(JsonRpcChannel& c) : channel(c), call_through(&call_client) {
-    params.reserve(64);  // never inline: JsonRpcDecoder::take_output
+/// --async's Session (Server::serve_async, docs/ASYNC.md): tsgo's JSON-RPC
+/// with Content-Length framing. Results are JSON text re-encoded as tsgo
+/// encodes them; a Call is a JSON-RPC request with the id "api1", "api2",
+/// …; requests that arrive while a call is pending are queued and answered
+/// after the current one.
+class AsyncSession final : public Session {
+ public:
+  explicit AsyncSession(JsonRpcChannel& channel) : channel_(channel) {
+    params_.reserve(64);  // never inline: JsonRpcDecoder::take_output
   }
 
-  /// Writes `head`, then `body`, then `tail` as one gathered write.
+  /// Decodes `body` (a whole message); true when it is a Request, which
+  /// then becomes the one being answered: method(), params(), has_params().
+  /// Responses to no pending call, notifications, null and {} are false.
+  bool take_request(ByteView body);
+  std::string_view method() const noexcept { return method_; }
+  std::string_view params() const noexcept { return params_view_; }
+  bool has_params() const noexcept { return has_params_; }
+  /// A request queued by a call, moved out as the current body (its params
+  /// may point into it); std::nullopt when none waits.
+  bool next_queued();
+  /// The current queued body (valid until the next next_queued()).
+  ByteView current() const noexcept { return as_bytes(current_); }
+
+  bool carries_bytes() const noexcept override { return false; }
+  std::string_view absent_item_params() const noexcept override { return "null"; }
+  std::string_view json_result(std::string_view result) override;
+  void reply(std::string_view method, ByteView result) override;
+  void reply_error(std::string_view method, std::string_view text) override;
+  ByteView call(std::string_view callback, ByteView arguments, std::exception_ptr& failure) override;
+  trace::Ring* trace() const noexcept override { return nullptr; }
+  const ChannelStats& stats() const noexcept override { return channel_.stats(); }
+
+ private:
+  // Writes `head`, then `body`, then `tail` as one gathered write.
   void write(std::string_view head, std::string_view body = {}, std::string_view tail = {});
+  std::string_view call_client(std::string_view callback, std::string_view arguments);
 
-  /// A server → client request; returns the result in output form (valid
-  /// until the next decode), or throws RemoteError for an error response.
-  std::string_view call(std::string_view callback, std::string_view arguments) {
-    return call_through(*this, callback, arguments);
-  }
-
-  JsonRpcChannel& channel;
-  /// call()'s body, reached through a pointer set where a session is made
-  /// (serve_async.cpp) rather than by name, so RequestContext::call, which
-  /// every server links, pulls in no JSON-RPC decoder and no simdjson where
-  /// --async is never served in-process (the static spinrpc-server:
-  /// docs/NODE.md, "Spawn to first reply").
-  std::string_view (*call_through)(AsyncSession& session, std::string_view callback, std::string_view arguments);
-  JsonRpcDecoder decoder;
-  /// Requests that arrived while a call was pending, as whole bodies, and
-  /// the one being answered (its params may point into it).
-  std::deque<std::string> queued;
-  std::string current;
-  /// The request being answered: its id, and its params when they are not
-  /// a view of the body (JsonRpcDecoder::take_output).
-  JsonRpcId id;
-  std::string id_text;
-  std::string method;
-  std::string params;
-  std::uint64_t next_call = 1;  ///< "api1", "api2", … (one counter per process, as tsgo)
-  std::string out;              ///< reused for small messages
+  JsonRpcChannel& channel_;
+  JsonRpcDecoder decoder_;
+  std::deque<std::string> queued_;  // requests that arrived during a call, whole bodies
+  std::string current_;             // the queued one being answered
+  // The request being answered: what the handler needs must outlive the
+  // decodes its calls make.
+  JsonRpcId id_;
+  std::string id_text_;
+  std::string method_;
+  std::string params_;  // params when they are not a view of the body (JsonRpcDecoder::take_output)
+  std::string_view params_view_;
+  bool has_params_ = false;
+  std::uint64_t next_call_ = 1;  // "api1", "api2", … (one counter per session)
+  std::string out_;              // reused for small messages
 };
 
 }  // namespace spinrpc::detail

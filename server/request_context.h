@@ -10,9 +10,8 @@
 
 namespace spinrpc {
 
-class FrameChannel;
 namespace detail {
-struct AsyncSession;
+class Session;
 }
 
 /// What a handler sees of one Request, and how it answers. A handler runs on
@@ -20,21 +19,14 @@ struct AsyncSession;
 /// Response; everything here is valid until the handler returns.
 class RequestContext {
  public:
-  /// One Request read from `channel` (name and payload are views into its
-  /// buffer, held by the caller for the whole request). `reply` is the
-  /// buffer reply() hands out; it is cleared here and keeps its capacity,
-  /// so a caller that reuses it allocates nothing per small reply.
-  RequestContext(FrameChannel& channel, std::string_view method, ByteView payload,
-                 std::string& reply) noexcept
-      : channel_(&channel), method_(method), payload_(payload), reply_(&reply) {
-    reply_->clear();
-  }
-  /// One request of an async session (Server::serve_async): `payload` is
-  /// its params as JSON text in tsgo's output form; call() goes to the
-  /// session's client as a JSON-RPC request.
-  RequestContext(detail::AsyncSession& session, std::string_view method, ByteView payload,
-                 std::string& reply) noexcept
-      : async_(&session), method_(method), payload_(payload), reply_(&reply) {
+  /// One request of `session` (the server makes these): `method` and
+  /// `payload` are views the server holds for the whole request; in async
+  /// mode the payload is the params as JSON text in tsgo's output form.
+  /// `reply` is the buffer reply() hands out; it is cleared here and keeps
+  /// its capacity, so a caller that reuses it allocates nothing per small
+  /// reply.
+  RequestContext(detail::Session& session, std::string_view method, ByteView payload, std::string& reply) noexcept
+      : session_(&session), method_(method), payload_(payload), reply_(&reply) {
     reply_->clear();
   }
   RequestContext(const RequestContext&) = delete;
@@ -103,8 +95,7 @@ class RequestContext {
   const std::exception_ptr& channel_failure() const noexcept { return channel_failure_; }
 
  private:
-  FrameChannel* channel_ = nullptr;            // the request's channel (sync mode)
-  detail::AsyncSession* async_ = nullptr;   // the request's session (async mode)
+  detail::Session* session_;                // the request's connection, sync or async
   std::string_view method_;                 // view into the held Request frame
   ByteView payload_;                        // view into the held Request frame
   std::string* reply_;                      // the caller's reused buffer

@@ -10,6 +10,7 @@
 #include "protocol/protocol_error.h"
 #include "server/channel_stats_json.h"
 #include "server/client_frames.h"
+#include "server/frame_session.h"
 #include "protocol/go_format.h"
 
 namespace spinrpc {
@@ -24,6 +25,22 @@ constexpr char kNestedBatch[] = "api: invalid request: batchRequests cannot be n
 // Room for the frame's or the JSON-RPC message's own bytes around a
 // batchRequests page, so the whole reply fits max_message_bytes.
 constexpr std::size_t kReplyEnvelopeBytes = 256;
+
+// A handler's result that is exactly its params (echo's) is already in
+// the protocol's output form.
+bool is_view_of(ByteView result, ByteView params) noexcept {
+  return result.data() == params.data() && result.size() == params.size();
+}
+
+// The Error for a result that is not JSON; `e` says where, or nothing.
+std::string not_json(std::string_view method, const ProtocolError& e) {
+  std::string text = "api: the result of " + std::string(method) + " is not JSON";
+  if (*e.what() != '\0') {
+    text += ": ";
+    text += e.what();
+  }
+  return text;
+}
 
 std::string initialize_reply(const ServerOptions& options, const ApiDialect& dialect) {
   std::string json;
@@ -71,6 +88,7 @@ void Server::add_handler(std::string_view method, Handler handler) {
 }
 
 void Server::serve(FrameChannel& channel) {
+  detail::FrameSession session(channel);
   while (const auto frame = detail::read_client_frame(channel)) {
     switch (frame->type) {
       case MessageType::Request:
@@ -80,7 +98,11 @@ void Server::serve(FrameChannel& channel) {
         // (docs/PROTOCOL.md#where-spinrpc-server-differs-from-tsgo).
         if (frame->name.empty()) throw ProtocolError(std::string(dialect_->transport_error_prefix) + kEmptyMethod);
         answering_.set(true);
-        dispatch(channel, frame->name_text(), frame->payload);
+        {
+          // The request's name and payload must survive the handler's Calls.
+          const FrameChannel::Hold hold = channel.hold_frame();
+          dispatch(session, frame->name_text(), frame->payload);
+        }
         answering_.set(false);
         break;
       case MessageType::CallResponse:
@@ -95,61 +117,76 @@ void Server::serve(FrameChannel& channel) {
   }
 }
 
-void Server::dispatch(FrameChannel& channel, std::string_view method, ByteView payload) {
-  const ByteView name = as_bytes(method);
-  trace::Ring* const ring = channel.trace();
+void Server::dispatch(detail::Session& session, std::string_view method, ByteView params, bool has_params) {
+  trace::Ring* const ring = session.trace();
   // The request's span begins where its read ended (docs/TRACE.md#events)
   // and ends with its reply written, whichever way it is answered.
   const auto start = ring ? ring->last() : trace::Ring::Clock::time_point{};
-  const auto reply_with = [&](MessageType type, ByteView reply) {
-    channel.write_frame(type, name, reply);
+  const auto traced = [&](MessageType type, std::size_t reply_bytes) {
     if (ring) {
-      ring->span(trace::Kind::request, static_cast<std::uint8_t>(type), start, ring->last(), payload.size(),
-                 static_cast<std::uint32_t>(reply.size()), ring->intern(method));
+      ring->span(trace::Kind::request, static_cast<std::uint8_t>(type), start, ring->last(), params.size(),
+                 static_cast<std::uint32_t>(reply_bytes), ring->intern(method));
     }
   };
+  const auto reply = [&](ByteView result) {
+    session.reply(method, result);
+    traced(MessageType::Response, result.size());
+  };
+  const auto reply_error = [&](std::string_view text) {
+    session.reply_error(method, text);
+    traced(MessageType::Error, text.size());
+  };
+
   // Answered before dispatch and never recorded, as tsgo does (the trace
   // still shows them, a handler span each).
-  if (method == kGetServerTiming) {
-    std::string_view snapshot;
+  if (method == kGetServerTiming || method == kResetServerTiming) {
+    std::string_view result = "null";
     {
-      const trace::ScopedSpan traced(ring, trace::Kind::handler, 0, method);
-      snapshot = timing_.snapshot_json();
+      const trace::ScopedSpan span(ring, trace::Kind::handler, 0, method);
+      if (method == kGetServerTiming) {
+        result = timing_.snapshot_json();
+      } else {
+        timing_.reset();
+      }
     }
-    reply_with(MessageType::Response, as_bytes(snapshot));
-    return;
-  }
-  if (method == kResetServerTiming) {
-    {
-      const trace::ScopedSpan traced(ring, trace::Kind::handler, 0, method);
-      timing_.reset();
-    }
-    reply_with(MessageType::Response, as_bytes("null"));
+    reply(as_bytes(result));
     return;
   }
 
-  // The request's name and payload must survive the handler's Calls.
-  const FrameChannel::Hold hold = channel.hold_frame();
   if (dialect_->batch_requests && method == kBatchRequests) {
-    std::string reply;
-    const bool ok = answer_batch(as_text(payload), [&](const detail::BatchParams::Item& request, std::string& entry) {
-      // No params: an empty payload, as tsgo hands echo (view, not a temporary).
-      const std::string_view item_params = request.params ? std::string_view(*request.params) : std::string_view();
-      RequestContext item(channel, request.method, as_bytes(item_params), item_reply_);
+    std::string batch_reply;
+    // No params member is no params at all, as tsgo's decoder sees it.
+    const bool ok = answer_batch(has_params ? as_text(params) : std::string_view(),
+                                 [&](const detail::BatchParams::Item& request, std::string& entry) {
+      const std::string_view item_params = request.params ? std::string_view(*request.params)
+                                                          : session.absent_item_params();
+      RequestContext item(session, request.method, as_bytes(item_params), item_reply_);
       const bool item_ok = run_untimed(item);
-      append_item_entry(item, item_ok, as_text(item.response_payload()), /*sync=*/true, entry);
-    }, reply);
-    reply_with(ok ? MessageType::Response : MessageType::Error,
-               as_bytes(ok ? std::string_view(reply) : std::string_view(error_text_)));
+      append_item_entry(session, item, item_ok, item_params, entry);
+    }, batch_reply);
+    if (ok) {
+      reply(as_bytes(batch_reply));
+    } else {
+      reply_error(error_text_);
+    }
     return;
   }
-  RequestContext ctx(channel, method, payload, reply_);
-  const bool ok = run(ctx);
-  if (ok) {
-    reply_with(MessageType::Response, ctx.response_payload());
-  } else {
-    reply_with(MessageType::Error, as_bytes(error_text_));
+
+  RequestContext ctx(session, method, params, reply_);
+  if (!run(ctx)) {
+    reply_error(error_text_);
+    return;
   }
+  ByteView result = ctx.response_payload();
+  if (!session.carries_bytes() && !is_view_of(result, params)) {
+    try {
+      result = as_bytes(session.json_result(as_text(result)));
+    } catch (const ProtocolError& e) {
+      reply_error(not_json(method, e));
+      return;
+    }
+  }
+  reply(result);
 }
 
 bool Server::run(RequestContext& ctx) {
@@ -235,17 +272,22 @@ bool Server::answer_batch_untimed(std::string_view params, const BatchItemRunner
   }
 }
 
-void Server::append_item_entry(RequestContext& item, bool ok, std::string_view result, bool sync,
+void Server::append_item_entry(detail::Session& session, RequestContext& item, bool ok, std::string_view params,
                                std::string& entry) {
   const std::string_view method = item.method();
+  const ByteView result = item.response_payload();
   if (!ok) {
     detail::append_batch_error(entry, method, error_text_);
-  } else if (sync && item.reply_is_binary()) {
-    detail::append_batch_binary_result(entry, method, result);
-  } else if (sync && !result.empty() && !detail::is_json(result)) {
-    detail::append_batch_error(entry, method, "api: the result of " + std::string(method) + " is not JSON");
+  } else if (session.carries_bytes() && item.reply_is_binary()) {
+    detail::append_batch_binary_result(entry, method, as_text(result));
+  } else if (is_view_of(result, as_bytes(params)) || (session.carries_bytes() && result.empty())) {
+    detail::append_batch_result(entry, method, as_text(result));
   } else {
-    detail::append_batch_result(entry, method, result);
+    try {
+      detail::append_batch_result(entry, method, session.json_result(as_text(result)));
+    } catch (const ProtocolError& e) {
+      detail::append_batch_error(entry, method, not_json(method, e));
+    }
   }
 }
 

@@ -21,7 +21,7 @@ namespace spinrpc {
 class FrameChannel;
 class JsonRpcChannel;
 namespace detail {
-struct AsyncSession;
+class Session;
 }
 
 /// Answers one Request: reads ctx.payload(), writes ctx.reply() (or calls
@@ -106,8 +106,10 @@ class Server {
     using is_transparent = void;
     std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
   };
-  void dispatch(FrameChannel& channel, std::string_view method, ByteView payload);
-  void dispatch_async(detail::AsyncSession& session);
+  // Answers one Request of either protocol: the timing methods,
+  // batchRequests, the handlers and their failures, each said once.
+  // `has_params`: whether the Request carried params at all (async mode).
+  void dispatch(detail::Session& session, std::string_view method, ByteView params, bool has_params = true);
   // Runs the handler for ctx.method() and records its time as one request
   // for getServerTiming; false means error_text_ holds the Error payload.
   bool run(RequestContext& ctx);
@@ -122,10 +124,11 @@ class Server {
   using BatchItemRunner = std::function<void(const detail::BatchParams::Item&, std::string& entry)>;
   bool answer_batch(std::string_view params, const BatchItemRunner& run_item, std::string& reply);
   bool answer_batch_untimed(std::string_view params, const BatchItemRunner& run_item, std::string& reply);
-  // One item's entry once run() has answered it (`ok`): `result` is its
-  // reply; in sync mode a binary reply goes base64 and any other must be
-  // JSON text, in async mode it is already in output form.
-  void append_item_entry(RequestContext& item, bool ok, std::string_view result, bool sync, std::string& entry);
+  // One item's entry once run() has answered it (`ok`): a binary reply
+  // goes base64 where the session carries bytes, a view of its `params`
+  // as it is, any other in the session's JSON output form.
+  void append_item_entry(detail::Session& session, RequestContext& item, bool ok, std::string_view params,
+                         std::string& entry);
 
   // Room for the built-in replies from the start (getChannelStats' JSON is
   // ~250 bytes and grows as its counters gain digits), so no reply
@@ -138,7 +141,6 @@ class Server {
   ServerTiming timing_;
   std::string reply_;       // RequestContext::reply(), reused across requests
   std::string error_text_;  // reused for Error payloads
-  std::string out_;         // reused for async replies
   CrossThreadFlag answering_;  // see answering()
   detail::BatchPages batch_pages_;  // batchRequests pages not fetched yet
   std::string item_reply_;          // a batch item's RequestContext::reply()

@@ -16,10 +16,7 @@ set -euo pipefail
 
 source "$(dirname "${BASH_SOURCE[0]}")/usage.sh"
 exit_with_help_if_asked "${BASH_SOURCE[0]}" "$@"
-if (($#)); then
-  echo "build-arm64.sh: takes no arguments (got $1); --help says what it does" >&2
-  exit 2
-fi
+exit_unless_no_arguments "${BASH_SOURCE[0]}" "$@"
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${SPINRPC_ARM64_BUILD_DIR:-$ROOT/build-arm64}"

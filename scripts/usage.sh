@@ -26,3 +26,14 @@ exit_with_help_if_asked() {
     exit 0
   fi
 }
+
+# exit_unless_no_arguments SCRIPT ARGS...: for a script that takes none,
+# says so on stderr and exits 2 when ARGS holds any (after --help).
+exit_unless_no_arguments() {
+  local script="$1"
+  shift
+  if (($#)); then
+    echo "$(basename "$script"): takes no arguments (got $1); --help says what it does" >&2
+    exit 2
+  fi
+}

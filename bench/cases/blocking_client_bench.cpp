@@ -39,13 +39,7 @@ void run_blocking_client(benchmark::State& state, const BenchPlan& plan, const s
   const std::vector<std::vector<std::byte>> payloads = make_payloads(8, 16);
   const SpinBaseline spin0(channel, server == Server::Spinrpc);
   Measurement m(name, channel.pid(), true, static_cast<std::size_t>(state.max_iterations));
-  std::size_t i = 0;
-  m.start();
-  for (auto _ : state) {
-    const std::vector<std::byte>& p = payloads[i % payloads.size()];
-    record_iteration(state, m, timed_request(channel, "echo", p, p, name, i).latency());
-    ++i;
-  }
+  timed_echoes(state, m, channel, payloads, name);
   stop_timed_loop(m, channel, spin0);
   publish_and_close(m, state, plan, channel);
 }

@@ -251,13 +251,7 @@ void run_transport(benchmark::State& state, const BenchPlan& plan, const std::st
   const SpinBaseline spin0(channel);
   Measurement m(name, peer.server_pid(), true, static_cast<std::size_t>(state.max_iterations));
   const auto runs0 = thread_runs(peer.server_pid());
-  std::size_t i = 0;
-  m.start();
-  for (auto _ : state) {
-    const std::vector<std::byte>& p = payloads[i % payloads.size()];
-    record_iteration(state, m, timed_request(channel, "echo", p, p, name, i).latency());
-    ++i;
-  }
+  timed_echoes(state, m, channel, payloads, name);
   m.stop();
   const auto runs1 = thread_runs(peer.server_pid());
   spin0.set_deltas(m, channel);

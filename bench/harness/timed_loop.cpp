@@ -49,4 +49,15 @@ void publish_and_close(const Measurement& m, benchmark::State& state, const Benc
   channel.close();
 }
 
+void timed_echoes(benchmark::State& state, Measurement& m, SyncRpcChannel& channel,
+                  const std::vector<std::vector<std::byte>>& payloads, std::string_view benchmark) {
+  std::size_t i = 0;
+  m.start();
+  for (auto _ : state) {
+    const std::vector<std::byte>& p = payloads[i % payloads.size()];
+    record_iteration(state, m, timed_request(channel, "echo", p, p, benchmark, i).latency());
+    ++i;
+  }
+}
+
 }  // namespace spinrpc::bench

@@ -5,6 +5,7 @@
 
 #include <cstddef>      // std::size_t
 #include <string_view>  // std::string_view
+#include <vector>       // std::vector
 
 #include <benchmark/benchmark.h>
 
@@ -32,6 +33,12 @@ RoundTrip timed_request(SyncRpcChannel& channel, std::string_view method, ByteVi
 /// Records `latency` as one request's latency in `m` and as the manual
 /// time of the current iteration of `state`.
 void record_iteration(benchmark::State& state, Measurement& m, Measurement::Clock::duration latency);
+
+/// The timed loop of an echo workload: m.start(), then one timed echo per
+/// iteration of `state`, cycling through `payloads`, each recorded with
+/// record_iteration. The caller stops `m`.
+void timed_echoes(benchmark::State& state, Measurement& m, SyncRpcChannel& channel,
+                  const std::vector<std::vector<std::byte>>& payloads, std::string_view benchmark);
 
 /// Both ends' spin counters at the start of a timed loop, so that the
 /// loop's own counts can be reported after it.

@@ -242,7 +242,7 @@ int serve(const CommandLine& line, const std::string& program, const AddMethods&
     // From here this thread reads and writes the connection; the signal
     // watcher (and a socket's rejecter) need none of what it opens or
     // closes from now on. A table of its own keeps each read(2) and
-    // write(2) free of a reference count on the file: ~0.1 µs of a spun
+    // write(2) free of a reference count on the file, a cost on every spun
     // round trip (descriptor/descriptor_table.h). What the others hold is
     // released when they end, as the process exits.
     own_descriptor_table();

@@ -29,8 +29,8 @@ class CreatedFiles;
 /// (block_signals()), so one that comes before the handlers are installed
 /// waits, pending, and the thread handles it as soon as it runs. The thread
 /// starts with the object, before the first request is read: deferring it
-/// past the first reply saved ~0.1 ms of a spawn, but a first request that
-/// never ended (a handler stuck in a loop) would then never see its SIGTERM
+/// past the first reply would shorten a spawn a little, but a first request
+/// that never ended (a handler stuck in a loop) would then never see its SIGTERM
 /// (docs/NODE.md, "Spawn to first reply").
 class ShutdownOnSignal {
  public:

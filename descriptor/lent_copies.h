@@ -40,9 +40,8 @@ class LentCopies {
   /// a message, and before it waits for the peer's next one, so a big
   /// buffer is not kept lent (and held) for a whole idle spell. Asked with
   /// the message's header already in the pipe, a request–reply reader
-  /// that had not taken the header yet cost a second buffer, and the next
-  /// reply was copied (15 % of 1 MiB echoes from the Node binding;
-  /// docs/NODE.md, "Large payloads").
+  /// that had not taken the header yet would cost a second buffer, and the
+  /// next reply would be copied (docs/NODE.md, "Large payloads").
   void reclaim_if_read(int pipe_fd);
 
  private:

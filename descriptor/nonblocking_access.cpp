@@ -13,8 +13,8 @@ NonBlockingAccess nonblocking_access(int fd, int access) {
   if (S_ISSOCK(st.st_mode)) {
     result.kind = NonBlockingAccess::Kind::socket;
   } else if (S_ISFIFO(st.st_mode)) {
-    // A read(2) on our own description costs ~0.33 µs against preadv2's
-    // ~0.50 (the iovec import).
+    // A read(2) on our own description is cheaper than preadv2, which
+    // imports an iovec (docs/SPIN-NOTES.md#descriptors-left-as-found).
     const int own = reopen_nonblocking(fd, access);
     if (own >= 0) {
       result.kind = NonBlockingAccess::Kind::own_description;

@@ -147,7 +147,7 @@ bool variable_says_yes(const EnvironmentVariable& variable, const EnvLookup& env
 namespace {
 
 // "<program>: <line>\n" for each line. A string, not an ostringstream: a
-// stream's first construction initialises the C++ locale, ~20 µs of a
+// stream's first construction initialises the C++ locale, a cost in a
 // server's start-up (docs/NODE.md, "Spawn to first reply").
 std::string warning_text(std::string_view program, std::span<const std::string> lines) {
   std::string text;

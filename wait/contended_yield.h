@@ -9,15 +9,15 @@
 namespace spinrpc {
 
 /// A sched_yield that returns later than this let another task run: the CPU
-/// is contended. An uncontended yield takes well under 1 µs here; a peer's
-/// short turn on the same CPU (an echo: ~2 µs) stays under it; a time slice
-/// of someone else (~0.75-3 ms) is far over (docs/SPIN-NOTES.md, "A contended
-/// CPU ends the spin"). Shared by the spin loop and the occupier.
+/// is contended. It lies between a peer's short turn on the same CPU (an
+/// echo), which stays under it, and a time slice of someone else, which is
+/// far over (docs/SPIN-NOTES.md, "A contended CPU ends the spin", has the
+/// figures). Shared by the spin loop and the occupier.
 inline constexpr std::chrono::microseconds kContendedYield{20};
 
 /// A yield that returns later than this (but not contended) let a short turn
-/// of another task run: an uncontended yield returns in ~1 µs here, a
-/// peer's turn takes 3 µs and more. Used by the occupier (the peer stuck on
+/// of another task run: it lies between an uncontended yield and a peer's
+/// shortest turn. Used by the occupier (the peer stuck on
 /// its CPU) and the spin loop (a spinning peer sharing our CPU), see
 /// docs/PLACEMENT.md#the-peer-stuck-on-the-occupiers-cpu.
 inline constexpr std::chrono::microseconds kSharedYield{3};
@@ -33,7 +33,7 @@ inline constexpr std::chrono::microseconds kYieldAfter{3};
 
 /// Whether the calling thread was switched off its CPU between two looks
 /// (voluntary and involuntary context switches; getrusage RUSAGE_THREAD,
-/// ~0.2 µs a look). A slow yield during which it was not ran no other task
+/// one system call a look). A slow yield during which it was not ran no other task
 /// of this system on our CPU: the time went to the hypervisor (a vCPU
 /// descheduled by its host) or to interrupts, which no spinner here takes
 /// from anyone and blocking would not give back

@@ -13,11 +13,9 @@ namespace spinrpc {
 /// (docs/SPIN-NOTES.md#resuming-needs-a-spare-cpu).
 ///
 /// The bound is the online CPUs, not one fewer: a peer that spins is a
-/// runnable task that must keep its CPU. Measured on 2 vCPUs, one sample
-/// every 16 echoes of a blocking C pair: one pair alone, 1 or 2 runnable in
-/// 99.5 % or more of samples; two pairs, 3 or 4 in 96–99 %; beside two busy
-/// loops, 3 or 4 in all; beside one busy loop, 3 in 97 %. One sample costs ~1.3 µs
-/// (pread(2) of the open file), so it is taken only when the rule asks.
+/// runnable task that must keep its CPU (the counts that settle it are in
+/// docs/SPIN-NOTES.md#resuming-needs-a-spare-cpu). One sample is a pread(2)
+/// of the open file, so it is taken only when the rule asks.
 ///
 /// The file is opened at the first sample, not at start-up (spawn time
 /// counts, docs/NODE.md). No /proc, or a line that does not parse: every
@@ -26,9 +24,8 @@ namespace spinrpc {
 ///
 /// A thread named with discount() is not counted while it runs: the peer's
 /// occupier, which yields its CPU at every try to any task that wants it
-/// and lets go when one does. Counted, it kept a suspended shim from ever
-/// resuming against a server that occupied because the shim blocked: 100-141
-/// refusals per 30,000 echoes and a p50 of 5.5 µs against 1.3-2.6
+/// and lets go when one does. Counted, it keeps a suspended shim from ever
+/// resuming against a server that occupies because the shim blocked
 /// (docs/PLACEMENT.md#resuming-beside-the-peers-occupier).
 class CpuLoadProbe {
  public:

@@ -87,11 +87,10 @@ class Occupier {
 
   /// A yield that returns this late means another task took a time slice
   /// on the occupier's CPU (EEVDF's base slice is 0.75 ms and more): let
-  /// go. Shorter delays are not contention. The peer passes through our
-  /// CPU while it moves to the reader's (its turn: 3-60 µs), and kernel
-  /// threads pass through: with the spin loop's kContendedYield here, the
-  /// occupier let go in the first cycle after each backoff even on a quiet
-  /// machine (docs/PLACEMENT.md#the-decision).
+  /// go. Shorter delays are not contention: the peer passes through our
+  /// CPU while it moves to the reader's, and kernel threads pass through,
+  /// so the spin loop's kContendedYield here would let go on a quiet
+  /// machine too (docs/PLACEMENT.md#the-decision).
   static constexpr std::chrono::microseconds kContendedSlice{250};
   /// More short turns of others than this within one cycle (between two
   /// pokes) is contention too: a peer that blocks takes one turn per cycle

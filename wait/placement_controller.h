@@ -36,11 +36,12 @@ namespace spinrpc {
 /// that starts short (kFirstBackoffCycles) and doubles with each report, up
 /// to kMaxStayCycles; kStayCycles occupied cycles without a report forgive
 /// it. A free median under kNothingToWin skips the occupying probe: the
-/// peer answers before any wake-up could have been slow. Short first: on a quiet machine a report is most often a passing
-/// kernel thread (4-5 in 30,000 cycles), and a backoff that started at
-/// kStayCycles and was forgiven only after a whole calm stay kept occupying
-/// off most of the time (docs/PLACEMENT.md#the-decision); a task that keeps
-/// wanting the CPU reports at every try and reaches the cap in 10 reports.
+/// peer answers before any wake-up could have been slow. Short first: on a
+/// quiet machine a report is most often a passing kernel thread, and a
+/// backoff that started at kStayCycles and was forgiven only after a whole
+/// calm stay would keep occupying off most of the time
+/// (docs/PLACEMENT.md#the-decision); a task that keeps wanting the CPU
+/// reports at every try and reaches the cap in 10 reports.
 class PlacementController {
  public:
   enum class Mode { free, occupy, block };

@@ -56,8 +56,8 @@ struct SpinPolicy {
 ///           (more after contention, and then only with a spare CPU: see
 ///           after_contention() and after_spare_cpu_sample()).
 /// W == 1 ms changes nothing. The threshold is far above a 100 µs budget on
-/// purpose: on a host with C6 a blocked read returns ~200 µs late even when
-/// the peer answered at once, so "the budget ran out" alone would switch
+/// purpose: on a host with deep C-states a blocked read returns late even
+/// when the peer answered at once, so "the budget ran out" alone would switch
 /// spinning off exactly where it helps (docs/SPIN.md#the-rule).
 class AdaptiveSpinController {
  public:
@@ -91,9 +91,8 @@ class AdaptiveSpinController {
 
   /// After a suspension for contention, the short waits alone do not resume
   /// spinning: there must also be no more runnable tasks than CPUs, or the
-  /// next spin only takes turns from the tasks that caused it (2 pairs on 2
-  /// CPUs: a stretch of ~24 spinning waits per resumption cost 9-13 %
-  /// against spin off; docs/SPIN-NOTES.md#resuming-needs-a-spare-cpu). When
+  /// next spin only takes turns from the tasks that caused it
+  /// (docs/SPIN-NOTES.md#resuming-needs-a-spare-cpu). When
   /// the count is reached, the controller asks for up to kSpareCpuSamples
   /// samples, one per wait (wants_spare_cpu_sample()):
   /// kSpareCpuSamplesToResume that found a spare CPU resume; when that can

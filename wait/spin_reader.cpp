@@ -379,7 +379,7 @@ void SpinReader::trace_wait(Clock::time_point start, Clock::time_point now, trac
   // spin that hits within its first tries shows as no wait at all. A hit's
   // end stays read_some's (tried_at: early by at most one batch of tries,
   // the rest of which the read around it shows): another clock read here
-  // would cost the trace ~27 ns a wait on a kvm-clock host.
+  // would cost the trace a clock read on every wait (docs/TRACE-NOTES.md has the cost).
   if (start == Clock::time_point{}) start = now = Clock::now();
   const Clock::time_point from = trace_->last();
   if (from != Clock::time_point{} && from < start) {

@@ -9,13 +9,11 @@ namespace spinrpc::node {
 /// step at a time or all at once, with madvise(MADV_POPULATE_WRITE). The
 /// Node binding's big binary replies are read into a new Buffer, and on
 /// the VMs we measure faulting new pages in during the read's copy is most
-/// of a big reply's cost: reading 1 MiB of lent pipe pages into memory just
-/// mapped took 0.60 and 0.89 ms, populating it first and then reading 0.48
-/// and 0.75 ms in all (C, mean of 20, two runs); a populate done while the
-/// server works costs the round trip nothing (docs/NODE.md, "Large
-/// payloads"). On memory whose pages are in already (a Buffer Node's
-/// allocator reused) the advice still cost 1.1-2.4 ms per 16 MiB, so
-/// mincore(2) is asked first and only the pages not in are populated. A
+/// of a big reply's cost, and a populate done while the server works costs
+/// the round trip nothing (docs/NODE.md, "Large payloads", has the
+/// figures). On memory whose pages are in already (a Buffer Node's
+/// allocator reused) the advice still walks every page, so mincore(2) is
+/// asked first and only the pages not in are populated. A
 /// page read but never written maps the shared zero page, counts as in,
 /// and is faulted in by the read's copy, as without the populator.
 ///
@@ -27,8 +25,9 @@ namespace spinrpc::node {
 /// faults the pages in as it always did.
 class PagePopulator {
  public:
-  /// Populated per step(): 16 pages, ~25-40 µs here, so a reply that
-  /// arrives meanwhile waits no longer than that.
+  /// Populated per step(): 16 pages, a step short enough that a reply
+  /// arriving meanwhile waits for no more than one (docs/NODE.md, "Large
+  /// payloads").
   static constexpr std::size_t kStepBytes = std::size_t{64} << 10;
 
   /// Starts on `block` (forgets any earlier one; the memory is not owned).

@@ -133,15 +133,15 @@ CommandLine parse_command_line(const std::vector<std::string>& args, const char*
     else if (name == "spin-us") {
       const std::string_view text = value();
       if (const auto us = parse_spin_us(text)) line.spin.spin_us = *us;
-      else line.warnings.push_back(ignored_spin_setting(SpinSetting::BudgetUs, "--spin-us", text));
+      else line.warnings.push_back(ignored_spin_setting(SpinSetting::budget_us, "--spin-us", text));
     } else if (name == "adaptive") {
       const std::string_view text = inline_value ? *inline_value : "1";
       if (const auto adaptive = parse_spin_adaptive(text)) line.spin.adaptive = *adaptive;
-      else line.warnings.push_back(ignored_spin_setting(SpinSetting::Adaptive, "--adaptive", text));
+      else line.warnings.push_back(ignored_spin_setting(SpinSetting::adaptive, "--adaptive", text));
     } else if (name == "placement") {
       const std::string_view text = value();
       if (const auto placement = parse_placement(text)) line.spin.placement = *placement;
-      else line.warnings.push_back(ignored_spin_setting(SpinSetting::Placement, "--placement", text));
+      else line.warnings.push_back(ignored_spin_setting(SpinSetting::placement, "--placement", text));
     }
     else if (name == "shm") {
       const std::string_view text = value();

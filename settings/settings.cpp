@@ -182,13 +182,13 @@ std::string ignored_spin_setting(SpinSetting setting, std::string_view source, s
   line += "=\"";
   line += value;
   switch (setting) {
-    case SpinSetting::BudgetUs:
+    case SpinSetting::budget_us:
       line += "\": expected a non-negative number of microseconds";
       break;
-    case SpinSetting::Adaptive:
+    case SpinSetting::adaptive:
       line += "\": expected 1 or 0";
       break;
-    case SpinSetting::Placement:
+    case SpinSetting::placement:
       line += "\": expected auto, off or occupy";
       break;
   }
@@ -227,14 +227,14 @@ SpinPolicy resolve(const SpinOverrides& overrides, const EnvLookup& env, const C
     policy.reason = "--spin-us " + std::to_string(*budget_us);
   } else {
     if (overrides.spin_us) {
-      warn(SpinSetting::BudgetUs, "SyncRpcOptions::spin.spin_us", std::to_string(*overrides.spin_us));
+      warn(SpinSetting::budget_us, "SyncRpcOptions::spin.spin_us", std::to_string(*overrides.spin_us));
     }
     if (const char* text = env(kBudgetVariable); text != nullptr) {
       budget_us = parse_spin_us(text);
       if (budget_us) {
         policy.reason = std::string(kBudgetVariable) + "=" + text;
       } else {
-        warn(SpinSetting::BudgetUs, kBudgetVariable, text);
+        warn(SpinSetting::budget_us, kBudgetVariable, text);
       }
     }
   }
@@ -255,7 +255,7 @@ SpinPolicy resolve(const SpinOverrides& overrides, const EnvLookup& env, const C
     if (const auto adaptive = parse_spin_adaptive(text)) {
       policy.adaptive = *adaptive;
     } else {
-      warn(SpinSetting::Adaptive, kAdaptiveVariable, text);
+      warn(SpinSetting::adaptive, kAdaptiveVariable, text);
     }
   }
   policy.placement = PlacementController::Setting::automatic;
@@ -268,7 +268,7 @@ SpinPolicy resolve(const SpinOverrides& overrides, const EnvLookup& env, const C
       policy.placement = *placement;
       policy.placement_reason = std::string(kPlacementVariable.name) + "=" + text;
     } else {
-      warn(SpinSetting::Placement, kPlacementVariable.name, text);
+      warn(SpinSetting::placement, kPlacementVariable.name, text);
     }
   }
   return policy;

@@ -157,7 +157,7 @@ std::optional<long long> parse_spin_us(std::string_view text);
 std::optional<bool> parse_spin_adaptive(std::string_view text);
 
 /// Which spin setting a value was meant for.
-enum class SpinSetting { BudgetUs, Adaptive, Placement };
+enum class SpinSetting { budget_us, adaptive, placement };
 /// The one line (no newline, no program name) that reports an invalid spin
 /// setting, whatever gave it: `source` is "--spin-us", "TSGO_SYNC_SPIN_US",
 /// "SyncRpcOptions::spin.spin_us", ...; `value` as given. The setting is

@@ -22,7 +22,7 @@ namespace spinrpc::bench {
 
 namespace {
 
-enum class Server { Spinrpc, Tsgo };
+enum class Server { spinrpc, tsgo };
 
 SyncRpcOptions blocking_client_options() {
   SyncRpcOptions options;
@@ -32,12 +32,12 @@ SyncRpcOptions blocking_client_options() {
 }
 
 void run_blocking_client(benchmark::State& state, const BenchPlan& plan, const std::string& name, Server server) {
-  SyncRpcChannel channel = server == Server::Spinrpc
+  SyncRpcChannel channel = server == Server::spinrpc
                                ? SyncRpcChannel(plan.server_path, {"--api"}, blocking_client_options())
                                : SyncRpcChannel(*plan.tsgo_path, {"--api"}, blocking_client_options());
   warm_up(channel, plan.warmup_echoes, 8, name);
   const std::vector<std::vector<std::byte>> payloads = make_payloads(8, 16);
-  const SpinBaseline spin0(channel, server == Server::Spinrpc);
+  const SpinBaseline spin0(channel, server == Server::spinrpc);
   Measurement m(name, channel.pid(), true, static_cast<std::size_t>(state.max_iterations));
   timed_echoes(state, m, channel, payloads, name);
   stop_timed_loop(m, channel, spin0);
@@ -54,11 +54,11 @@ void register_blocking_client_benchmarks(const BenchPlan& plan, int round) {
   const std::size_t count = plan.paired_count(plan.echo_count(8));
   for (const int index : plan.paired_rounds(round)) {
     // Alternate which server goes first from round to round.
-    const Server order[2] = {index % 2 == 0 ? Server::Spinrpc : Server::Tsgo,
-                             index % 2 == 0 ? Server::Tsgo : Server::Spinrpc};
+    const Server order[2] = {index % 2 == 0 ? Server::spinrpc : Server::tsgo,
+                             index % 2 == 0 ? Server::tsgo : Server::spinrpc};
     for (const Server server : order) {
       const std::string name = BenchName("BM_BlockingClient")
-                                   .add("server", server == Server::Spinrpc ? "spinrpc" : "tsgo")
+                                   .add("server", server == Server::spinrpc ? "spinrpc" : "tsgo")
                                    .add("count", count)
                                    .add("round", static_cast<std::size_t>(index))
                                    .str();

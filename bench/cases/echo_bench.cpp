@@ -18,19 +18,19 @@ namespace spinrpc::bench {
 
 namespace {
 
-enum class Peer { Spinrpc, Tsgo };
+enum class Peer { spinrpc, tsgo };
 
 void run_echo(benchmark::State& state, const BenchPlan& plan, const std::string& name, Peer peer, Variant v,
               std::size_t bytes) {
   // Fixture, untimed: spawn, warm up, build payloads.
   SyncRpcChannel channel =
-      peer == Peer::Spinrpc ? start_spinrpc_server(plan, v, name) : start_tsgo(plan, v, name);
+      peer == Peer::spinrpc ? start_spinrpc_server(plan, v, name) : start_tsgo(plan, v, name);
   warm_up(channel, plan.size_warmup(bytes), bytes, name);
   const std::vector<std::vector<std::byte>> payloads = make_payloads(bytes, bytes >= (std::size_t{64} << 10) ? 4 : 16);
   std::vector<std::byte> corrupted = payloads[0];
   if (plan.inject_mismatch) corrupted[0] ^= std::byte{1};
 
-  const SpinBaseline spin0(channel, peer == Peer::Spinrpc);
+  const SpinBaseline spin0(channel, peer == Peer::spinrpc);
   Measurement m(name, channel.pid(), true, static_cast<std::size_t>(state.max_iterations));
   std::size_t i = 0;
   m.start();
@@ -50,15 +50,15 @@ void register_echo(const BenchPlan& plan, int round, Peer peer) {
   // each round holds enough rounds of it for 9 in all, the echoes split
   // among them. Against spinrpc-server the figures are ratios to the
   // floors, which run once a round.
-  const bool paired = peer == Peer::Tsgo;
+  const bool paired = peer == Peer::tsgo;
   for (const int index : paired ? plan.paired_rounds(round) : std::vector<int>{round}) {
     for (const std::size_t bytes : kEchoSizes) {
       for (const Variant v : variants_in_round(index)) {
         const std::size_t count = paired ? plan.paired_count(plan.echo_count(bytes)) : plan.echo_count(bytes);
-        const std::string name = BenchName(peer == Peer::Spinrpc ? "BM_Echo" : "BM_EchoTsgo")
+        const std::string name = BenchName(peer == Peer::spinrpc ? "BM_Echo" : "BM_EchoTsgo")
                                      .add("bytes", bytes)
                                      .add("count", count)
-                                     .add(peer == Peer::Spinrpc ? "variant" : "shim", variant_name(v))
+                                     .add(peer == Peer::spinrpc ? "variant" : "shim", variant_name(v))
                                      .add("round", static_cast<std::size_t>(index))
                                      .str();
         register_run(name, count, [&plan, name, peer, v, bytes](benchmark::State& state) {
@@ -71,10 +71,10 @@ void register_echo(const BenchPlan& plan, int round, Peer peer) {
 
 }  // namespace
 
-void register_echo_benchmarks(const BenchPlan& plan, int round) { register_echo(plan, round, Peer::Spinrpc); }
+void register_echo_benchmarks(const BenchPlan& plan, int round) { register_echo(plan, round, Peer::spinrpc); }
 
 void register_tsgo_echo_benchmarks(const BenchPlan& plan, int round) {
-  if (plan.tsgo_path) register_echo(plan, round, Peer::Tsgo);
+  if (plan.tsgo_path) register_echo(plan, round, Peer::tsgo);
 }
 
 }  // namespace spinrpc::bench

@@ -30,8 +30,8 @@ std::size_t echo_frame_bytes(std::size_t payload_bytes) noexcept {
 }
 
 // The three floors, in the order of round 0.
-enum class FloorKind { Blocking, Polled, Shm };
-constexpr std::array<FloorKind, 3> kFloorKinds{FloorKind::Blocking, FloorKind::Polled, FloorKind::Shm};
+enum class FloorKind { blocking, polled, shm };
+constexpr std::array<FloorKind, 3> kFloorKinds{FloorKind::blocking, FloorKind::polled, FloorKind::shm};
 
 // `floor` is a PipeFloor or a ShmFloor, made for echo_frame_bytes(payload_bytes).
 template <class Floor>
@@ -71,7 +71,7 @@ void register_floor_benchmarks(const BenchPlan& plan, int round) {
     for (std::size_t k = 0; k < kFloorKinds.size(); ++k) {
       const FloorKind kind = kFloorKinds[(k + static_cast<std::size_t>(round)) % kFloorKinds.size()];
       const std::size_t wire = echo_frame_bytes(bytes);
-      if (kind == FloorKind::Shm) {
+      if (kind == FloorKind::shm) {
         // No pipe to fill: the shared-memory floor runs the echo count at
         // every size (the polled pipe floor's cut above 64 KiB does not apply).
         const std::size_t count = plan.floor_count(bytes, /*polled=*/false);
@@ -87,8 +87,8 @@ void register_floor_benchmarks(const BenchPlan& plan, int round) {
         });
         continue;
       }
-      const FloorRead read = kind == FloorKind::Blocking ? FloorRead::Blocking : FloorRead::Polled;
-      const std::size_t count = plan.floor_count(bytes, read == FloorRead::Polled);
+      const FloorRead read = kind == FloorKind::blocking ? FloorRead::blocking : FloorRead::polled;
+      const std::size_t count = plan.floor_count(bytes, read == FloorRead::polled);
       const std::string name = BenchName("BM_PipeFloor")
                                    .add("bytes", bytes)
                                    .add("wire_bytes", wire)

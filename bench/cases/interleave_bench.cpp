@@ -29,7 +29,7 @@ constexpr std::size_t kSmallPerCycle = 30;
 constexpr std::size_t kLargeEchoBytes = std::size_t{1} << 20;
 constexpr std::uint64_t kLargeBusyUs = 200;
 
-enum class Large { Echo1MiB, Busy200us };
+enum class Large { echo_1mib, busy_200us };
 
 void run_interleave(benchmark::State& state, const BenchPlan& plan, const std::string& name, Large large,
                     Variant v) {
@@ -38,7 +38,7 @@ void run_interleave(benchmark::State& state, const BenchPlan& plan, const std::s
   std::vector<std::byte> large_payload;
   std::string large_expected;
   const char* large_method = "echo";
-  if (large == Large::Echo1MiB) {
+  if (large == Large::echo_1mib) {
     large_payload = make_payloads(kLargeEchoBytes, 1)[0];
     warm_up(channel, plan.size_warmup(kLargeEchoBytes), kLargeEchoBytes, name);
   } else {
@@ -48,7 +48,7 @@ void run_interleave(benchmark::State& state, const BenchPlan& plan, const std::s
     large_payload.assign(bytes.begin(), bytes.end());
     large_expected = bench_work_reply(0);
   }
-  const ByteView large_reply_expected = large == Large::Echo1MiB ? ByteView(large_payload) : as_bytes(large_expected);
+  const ByteView large_reply_expected = large == Large::echo_1mib ? ByteView(large_payload) : as_bytes(large_expected);
 
   const SpinBaseline spin0(channel);
   Measurement m(name, channel.pid(), true, static_cast<std::size_t>(state.max_iterations) * kSmallPerCycle);
@@ -86,12 +86,12 @@ void run_interleave(benchmark::State& state, const BenchPlan& plan, const std::s
 }  // namespace
 
 void register_interleave_benchmarks(const BenchPlan& plan, int round) {
-  for (const Large large : {Large::Echo1MiB, Large::Busy200us}) {
+  for (const Large large : {Large::echo_1mib, Large::busy_200us}) {
     for (const Variant v : variants_in_round(round)) {
       const std::string name = BenchName("BM_Interleave")
                                    .add("small_bytes", kSmallBytes)
                                    .add("smalls", kSmallPerCycle)
-                                   .add("large", large == Large::Echo1MiB ? "echo1MiB" : "busy200us")
+                                   .add("large", large == Large::echo_1mib ? "echo1MiB" : "busy200us")
                                    .add("cycles", plan.interleave_cycles)
                                    .add("variant", variant_name(v))
                                    .add("round", static_cast<std::size_t>(round))

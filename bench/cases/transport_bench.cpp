@@ -59,15 +59,15 @@ namespace {
 
 namespace fs = std::filesystem;
 
-enum class Transport { Stdio, Socket, Fifo };
+enum class Transport { stdio, socket, fifo };
 
-constexpr std::array<Transport, 3> kTransports{Transport::Stdio, Transport::Socket, Transport::Fifo};
+constexpr std::array<Transport, 3> kTransports{Transport::stdio, Transport::socket, Transport::fifo};
 
 std::string_view transport_name(Transport t) noexcept {
   switch (t) {
-    case Transport::Stdio: return "stdio";
-    case Transport::Socket: return "socket";
-    case Transport::Fifo: return "fifo";
+    case Transport::stdio: return "stdio";
+    case Transport::socket: return "socket";
+    case Transport::fifo: return "fifo";
   }
   return "?";
 }
@@ -117,14 +117,14 @@ UniqueFd open_dev_null(int flags) {
 class TransportPeer {
  public:
   TransportPeer(const BenchPlan& plan, Transport t, Variant v, const std::string& where) : transport_(t) {
-    if (t == Transport::Stdio) {
+    if (t == Transport::stdio) {
       channel_.emplace(start_spinrpc_server(plan, v, where));
       server_pid_ = channel_->pid();
       return;
     }
     dir_.emplace();
     std::vector<std::string> args{"--api"};
-    if (t == Transport::Socket) {
+    if (t == Transport::socket) {
       const std::string socket = (dir_->path() / "api.sock").string();
       unix_socket_address(socket, "cannot benchmark a socket at");  // the length rule, before spawning
       files_.push_back(socket);
@@ -146,7 +146,7 @@ class TransportPeer {
     server_pid_ = child_.pid();
     // connect_timeout (default 5 s) covers the server's start-up.
     const SyncRpcOptions options = shim_options(v);
-    channel_.emplace(t == Transport::Socket ? SyncRpcChannel::connect_socket(files_[0], options)
+    channel_.emplace(t == Transport::socket ? SyncRpcChannel::connect_socket(files_[0], options)
                                             : SyncRpcChannel::connect_fifos(files_[0], files_[1], options));
     check_variant_and_warm_up(plan, *channel_, v, where);
   }
@@ -158,7 +158,7 @@ class TransportPeer {
   // the shim's close_grace) and leave none of its files behind. Throws
   // std::runtime_error otherwise (register_run names the benchmark).
   void finish() {
-    if (transport_ == Transport::Stdio) {
+    if (transport_ == Transport::stdio) {
       const int status = channel_->close();
       if (status != 0) throw std::runtime_error("spinrpc-server " + describe_wait_status(status) + " after close");
       return;

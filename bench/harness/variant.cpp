@@ -10,16 +10,16 @@ constexpr long long kBudgetUs = 100;
 
 std::string_view variant_name(Variant v) noexcept {
   switch (v) {
-    case Variant::Off: return "off";
-    case Variant::Fixed: return "fixed";
-    case Variant::Adaptive: return "adaptive";
+    case Variant::off: return "off";
+    case Variant::fixed: return "fixed";
+    case Variant::adaptive: return "adaptive";
   }
   return "?";
 }
 
-long long variant_spin_us(Variant v) noexcept { return v == Variant::Off ? 0 : kBudgetUs; }
+long long variant_spin_us(Variant v) noexcept { return v == Variant::off ? 0 : kBudgetUs; }
 
-bool variant_adaptive(Variant v) noexcept { return v == Variant::Adaptive; }
+bool variant_adaptive(Variant v) noexcept { return v == Variant::adaptive; }
 
 std::vector<std::string> server_spin_args(Variant v) {
   return {"--spin-us", std::to_string(variant_spin_us(v)),

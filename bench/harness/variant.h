@@ -16,12 +16,12 @@ namespace spinrpc::bench {
 /// Explicit settings beat TSGO_SYNC_SPIN_* in the environment and the 1-CPU
 /// default (settings/settings.h).
 enum class Variant {
-  Off,       ///< budget 0: plain blocking reads
-  Fixed,     ///< budget 100 µs, adaptive rule off
-  Adaptive,  ///< budget 100 µs, adaptive rule on (docs/SPIN.md#the-rule)
+  off,       ///< budget 0: plain blocking reads
+  fixed,     ///< budget 100 µs, adaptive rule off
+  adaptive,  ///< budget 100 µs, adaptive rule on (docs/SPIN.md#the-rule)
 };
 
-inline constexpr std::array<Variant, 3> kAllVariants{Variant::Off, Variant::Fixed, Variant::Adaptive};
+inline constexpr std::array<Variant, 3> kAllVariants{Variant::off, Variant::fixed, Variant::adaptive};
 
 /// "off", "fixed", "adaptive": the `variant:` part of benchmark names.
 std::string_view variant_name(Variant v) noexcept;

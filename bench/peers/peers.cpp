@@ -12,7 +12,7 @@ namespace spinrpc::bench {
 namespace {
 
 void expect_variant(const SpinCounters& c, Variant v, std::string_view side, std::string_view where) {
-  if (c.budget.count() == variant_spin_us(v) && (v == Variant::Off || c.adaptive == variant_adaptive(v))) return;
+  if (c.budget.count() == variant_spin_us(v) && (v == Variant::off || c.adaptive == variant_adaptive(v))) return;
   throw std::runtime_error(std::string(where) + ": the " + std::string(side) + " runs budget " +
                            std::to_string(c.budget.count()) + " µs, adaptive " + (c.adaptive ? "on" : "off") +
                            ", not the variant `" + std::string(variant_name(v)) + "`");

@@ -69,13 +69,13 @@ bool write_all(int fd, const std::byte* buf, std::size_t len) {
 }  // namespace
 
 std::string_view floor_read_name(FloorRead read) noexcept {
-  return read == FloorRead::Blocking ? "blocking" : "polled";
+  return read == FloorRead::blocking ? "blocking" : "polled";
 }
 
 PipeFloor::PipeFloor(std::size_t message_bytes, FloorRead read) : message_bytes_(message_bytes) {
   PipePair request = make_pipe();
   PipePair reply = make_pipe();
-  if (read == FloorRead::Polled) {
+  if (read == FloorRead::polled) {
     set_nonblocking(request.read_end.get());
     set_nonblocking(reply.read_end.get());
   }

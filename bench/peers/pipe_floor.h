@@ -11,8 +11,8 @@ namespace spinrpc::bench {
 
 /// How both ends of a PipeFloor wait for bytes.
 enum class FloorRead {
-  Blocking,  ///< read(2) on a blocking fd: the kernel parks the waiter
-  Polled,    ///< read(2) on an O_NONBLOCK fd retried at once on EAGAIN, no pause, no yield
+  blocking,  ///< read(2) on a blocking fd: the kernel parks the waiter
+  polled,    ///< read(2) on an O_NONBLOCK fd retried at once on EAGAIN, no pause, no yield
 };
 
 /// "blocking", "polled": the `read:` part of benchmark names.

@@ -161,8 +161,8 @@ TEST_CASE("parse_command_line takes the spin flags, and warns about a bad value 
   // The same words as for the environment and the shim options: one parser.
   CHECK(line.warnings ==
         std::vector<std::string>{
-            spinrpc::ignored_spin_setting(spinrpc::SpinSetting::BudgetUs, "--spin-us", "-1"),
-            spinrpc::ignored_spin_setting(spinrpc::SpinSetting::Adaptive, "--adaptive", "maybe")});
+            spinrpc::ignored_spin_setting(spinrpc::SpinSetting::budget_us, "--spin-us", "-1"),
+            spinrpc::ignored_spin_setting(spinrpc::SpinSetting::adaptive, "--adaptive", "maybe")});
   CHECK(line.warnings[0].find("-1") != std::string::npos);
 }
 

@@ -105,9 +105,9 @@ TEST_CASE("the command line, the environment and the options share one parser an
   CHECK(spinrpc::parse_spin_adaptive("1") == true);
   CHECK(spinrpc::parse_spin_adaptive("false") == false);
   CHECK_FALSE(spinrpc::parse_spin_adaptive("yes").has_value());
-  CHECK(spinrpc::ignored_spin_setting(SpinSetting::BudgetUs, "--spin-us", "x") ==
+  CHECK(spinrpc::ignored_spin_setting(SpinSetting::budget_us, "--spin-us", "x") ==
         "ignoring --spin-us=\"x\": expected a non-negative number of microseconds");
-  CHECK(spinrpc::ignored_spin_setting(SpinSetting::Adaptive, "--adaptive", "2") ==
+  CHECK(spinrpc::ignored_spin_setting(SpinSetting::adaptive, "--adaptive", "2") ==
         "ignoring --adaptive=\"2\": expected 1 or 0");
 }
 

@@ -8,9 +8,11 @@
 //   node bench/harness/compare_builds.mjs --build A=DIR --build A2=DIR2 --build B=DIR3 [--rounds 10] [--json FILE]
 //
 // Per round, in an order that rotates each round, every build measures:
-//   shim ↔ server / polled floor   spinrpc-bench: BM_Echo 8 B adaptive p50 / BM_PipeFloor 8 B polled p50
-//   shim ↔ server p50              the same echo's p50 itself, µs (a change that must cost nothing, as
-//                                  tracing compiled in and off, is held to it directly)
+//   shim ↔ server / shm floor      spinrpc-bench: BM_Echo 8 B adaptive p50 on shared memory (the default)
+//                                  / BM_ShmFloor 8 B p50
+//   shim ↔ server / polled floor   the same echo on pipes (SPINRPC_SHM=off) / BM_PipeFloor 8 B polled p50
+//   shim ↔ server p50              the shared-memory echo's p50 itself, µs (a change that must cost
+//                                  nothing, as tracing compiled in and off, is held to it directly)
 //   blocking client / real server  spinrpc-bench: BM_BlockingClient p50, spinrpc-server / tsc, median of its rounds
 //   binding / pure-JS              echo_latency.mjs: binding → spinrpc-server p50 / pure-JS → tsc p50, median of its rounds
 //   binding ↔ server p50           the binding's p50 itself, µs, median of its rounds
@@ -61,15 +63,23 @@ function measure(build, round) {
   return out;
 }
 
-function measureBench(build, round, bin, env, out) {
-  const benchJson = join(scratch, `${build.name}-${round}-bench.json`);
-  execFileSync(join(bin, "spinrpc-bench"), ["--rounds=1",
-    "--benchmark_filter=^(BM_Echo/bytes:8/.*variant:adaptive|BM_PipeFloor/bytes:8/.*polled|BM_BlockingClient/)",
+function runBench(build, round, bin, env, filter, tag) {
+  const benchJson = join(scratch, `${build.name}-${round}-${tag}.json`);
+  execFileSync(join(bin, "spinrpc-bench"), ["--rounds=1", `--benchmark_filter=${filter}`,
     `--benchmark_out=${benchJson}`, "--benchmark_out_format=json"], { env, stdio: ["ignore", "ignore", "inherit"] });
-  const bench = JSON.parse(readFileSync(benchJson, "utf8")).benchmarks;
-  const p50 = (re) => bench.filter((b) => re.test(b.name)).map((b) => b.p50_us);
-  out.shimEchoUs = median(p50(/^BM_Echo\/bytes:8\//));
-  out.shimOverFloor = out.shimEchoUs / median(p50(/^BM_PipeFloor\//));
+  return JSON.parse(readFileSync(benchJson, "utf8")).benchmarks;
+}
+
+function measureBench(build, round, bin, env, out) {
+  const shmEnv = { ...env };
+  delete shmEnv.SPINRPC_SHM;
+  const bench = runBench(build, round, bin, shmEnv,
+    "^(BM_Echo/bytes:8/.*variant:adaptive|BM_ShmFloor/bytes:8/|BM_PipeFloor/bytes:8/.*polled|BM_BlockingClient/)", "bench");
+  const pipes = runBench(build, round, bin, { ...env, SPINRPC_SHM: "off" }, "^BM_Echo/bytes:8/.*variant:adaptive", "pipes");
+  const p50 = (rows, re) => median(rows.filter((b) => re.test(b.name)).map((b) => b.p50_us));
+  out.shimEchoUs = p50(bench, /^BM_Echo\/bytes:8\//);
+  out.shmOverFloor = out.shimEchoUs / p50(bench, /^BM_ShmFloor\//);
+  out.pipesOverFloor = p50(pipes, /^BM_Echo\/bytes:8\//) / p50(bench, /^BM_PipeFloor\//);
   const blocking = (server) => new Map(bench.filter((b) => b.name.startsWith(`BM_BlockingClient/server:${server}/`))
     .map((b) => [/round:(\d+)/.exec(b.name)[1], b.p50_us]));
   const ours = blocking("spinrpc"), theirs = blocking("tsgo");
@@ -99,7 +109,7 @@ function measureReplay(build, round, bin, env, out) {
 }
 
 const metrics = [
-  ...(parts.has("bench") ? ["shimOverFloor", "shimEchoUs", "blockingOverReal"] : []),
+  ...(parts.has("bench") ? ["shmOverFloor", "pipesOverFloor", "shimEchoUs", "blockingOverReal"] : []),
   ...(parts.has("echo") ? ["bindingOverPureJs", "bindingEchoUs"] : []),
   ...(parts.has("replay") ? ["replayDefaultOverOff"] : []),
 ];

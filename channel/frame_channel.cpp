@@ -57,6 +57,16 @@ std::optional<FrameView> FrameChannel::next_frame_traced(PayloadSink* sink) {
 }
 
 std::optional<FrameView> FrameChannel::next_frame(PayloadSink* sink) {
+  std::optional<FrameView> frame = decode_next_frame(sink);
+  // A client's first reply, however it was read (into the sink or not),
+  // is where it moves onto the ring the server offered (StreamSwitch).
+  if (switch_ && frame && switch_side_ == StreamSwitch::Side::client && is_reply(frame->type)) [[unlikely]] {
+    after_first_reply_read();
+  }
+  return frame;
+}
+
+std::optional<FrameView> FrameChannel::decode_next_frame(PayloadSink* sink) {
   stream_.consume(frame_size_);
   frame_size_ = 0;
   for (;;) {
@@ -64,9 +74,6 @@ std::optional<FrameView> FrameChannel::next_frame(PayloadSink* sink) {
     if (result.status == DecodeResult::Status::Frame) {
       frame_size_ = result.size_bytes;
       mid_frame_.set(false);
-      if (switch_ && switch_side_ == StreamSwitch::Side::client && is_reply(result.frame.type)) {
-        after_first_reply_read();
-      }
       return result.frame;
     }
     mid_frame_.set(!stream_.buffered().empty());
@@ -75,15 +82,7 @@ std::optional<FrameView> FrameChannel::next_frame(PayloadSink* sink) {
     // Branch: a big payload, most of it still to come, and a sink for it.
     if (sink != nullptr && result.payload_begin != 0 &&
         result.size_bytes - result.payload_begin >= PayloadSink::kMinBytes) {
-      if (auto frame = read_payload_into(*sink, result)) {
-        // A first reply read into the sink is the first reply too: without
-        // this the client stayed on the pipe while the server moved, and
-        // the server exited at the next request.
-        if (switch_ && switch_side_ == StreamSwitch::Side::client && is_reply(frame->type)) {
-          after_first_reply_read();
-        }
-        return frame;
-      }
+      if (auto frame = read_payload_into(*sink, result)) return frame;
       sink = nullptr;  // declined: asked once per frame
     }
     if (stream_.fill(result.size_bytes) == 0) {

@@ -149,6 +149,8 @@ class FrameChannel {
   std::shared_ptr<trace::Ring> trace_;  // see trace()
   // try_read_frame and write_frame without the trace, and with it.
   std::optional<FrameView> next_frame(PayloadSink* sink);
+  // next_frame without the client's move onto shared memory at its first reply.
+  std::optional<FrameView> decode_next_frame(PayloadSink* sink);
   std::optional<FrameView> next_frame_traced(PayloadSink* sink);
   void put_frame(MessageType type, ByteView name, ByteView payload);
   void put_frame_traced(MessageType type, ByteView name, ByteView payload);

@@ -26,9 +26,9 @@
 #include "protocol/protocol_error.h"
 #include "server/channel_stats_json.h"
 #include "transport/created_files.h"
-#include "transport/fifo.h"
+#include "transport/fifo_posix.h"
 #include "transport/stdio.h"
-#include "transport/unix_socket.h"
+#include "transport/unix_socket_posix.h"
 
 namespace spinrpc {
 namespace {

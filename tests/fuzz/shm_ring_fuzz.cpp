@@ -75,6 +75,7 @@
 #include "stream/shm_ring.h"
 #include "stream/shm_streams.h"
 #include "stream/timed_out.h"
+#include "stream/fd_streams_posix.h"
 
 namespace {
 

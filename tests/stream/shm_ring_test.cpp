@@ -37,6 +37,7 @@
 #include "stream/timed_out.h"
 #include "tests/support/proc.h"
 #include "tests/support/splitmix64.h"
+#include "stream/fd_streams_posix.h"
 
 namespace {
 
@@ -193,7 +194,7 @@ TEST_CASE("try_read says -1 while the ring is empty and the writer is there") {
   CHECK(c.server.in->try_read(buf, sizeof buf) == 5);
   CHECK(std::equal(one.begin(), one.end(), buf));
   CHECK(c.server.in->try_read(buf, sizeof buf) == -1);
-  CHECK(std::string(c.server.in->kind()) == "shared memory");
+  CHECK(std::string(c.server.in->traits().name) == "shared memory");
 }
 
 // ── EOF ────────────────────────────────────────────────────────────────

@@ -19,7 +19,7 @@
 #include "channel/frame_channel.h"
 #include "channel/json_rpc_channel.h"
 #include "channel/shm_switch.h"
-#include "stream/shm_ring.h"
+#include "stream/shm_ring_linux.h"
 #include "stream/peer_closed.h"
 #include "settings/settings.h"
 #include "trace/trace_registry.h"

@@ -15,7 +15,7 @@
 #include "client-shim/child_exited.h"
 #include "client-shim/child_process.h"
 #include "channel/shm_switch.h"
-#include "stream/shm_ring.h"
+#include "stream/shm_ring_linux.h"
 #include "stream/timed_out.h"
 #include "stream/fd_streams_posix.h"
 #include "protocol/protocol_error.h"

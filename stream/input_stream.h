@@ -63,7 +63,7 @@ struct StreamTraits {
 /// an InputStream only says how. It names no medium: a descriptor is one
 /// (FdInputStream, stream/fd_input_stream_posix.h); a ring in shared
 /// memory, with a pipe beside it to sleep on and to see the peer's death,
-/// is another (stream/shm_streams.h).
+/// is another (stream/shm_streams_linux.h).
 ///
 /// Every read returns the byte count (> 0), or 0 once the peer has gone
 /// (EOF, the ring's peer dead): a blocking read wakes on whichever comes

@@ -1,4 +1,4 @@
-// SharedRing and the streams over it (stream/shm_ring.h, stream/shm_streams.h)
+// SharedRing and the streams over it (stream/shm_ring_linux.h, stream/shm_streams_linux.h)
 // within one process: the client's ring made by create(), the server's
 // mapped again from the same memfd by open() (two mappings, as two
 // processes have), each side's pipes beside the ring made by make_pipe().
@@ -31,8 +31,8 @@
 #include "descriptor/pipe.h"
 #include "descriptor/unique_fd.h"
 #include "stream/peer_closed.h"
-#include "stream/shm_ring.h"
-#include "stream/shm_streams.h"
+#include "stream/shm_ring_linux.h"
+#include "stream/shm_streams_linux.h"
 #include "stream/streams.h"
 #include "stream/timed_out.h"
 #include "tests/support/proc.h"

@@ -26,7 +26,7 @@
 #include "protocol/frame_encoder.h"
 #include "protocol/protocol_error.h"
 #include "stream/peer_closed.h"
-#include "stream/shm_ring.h"
+#include "stream/shm_ring_linux.h"
 #include "stream/timed_out.h"
 #include "tests/support/proc.h"
 #include "tests/support/fd_channel.h"

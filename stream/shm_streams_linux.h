@@ -3,7 +3,7 @@
 #include <chrono>  // std::chrono::milliseconds
 #include <memory>  // std::shared_ptr
 
-#include "stream/shm_ring.h"
+#include "stream/shm_ring_linux.h"
 #include "stream/streams.h"
 
 namespace spinrpc {

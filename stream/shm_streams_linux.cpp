@@ -1,4 +1,4 @@
-#include "stream/shm_streams.h"
+#include "stream/shm_streams_linux.h"
 
 #include <fcntl.h>  // O_WRONLY
 #include <poll.h>   // ::poll, POLLOUT, POLLERR, POLLHUP
@@ -16,7 +16,7 @@
 
 #include "descriptor/syscall.h"
 #include "stream/fd_output_stream_posix.h"
-#include "stream/futex.h"
+#include "stream/futex_linux.h"
 #include "stream/peer_closed.h"
 #include "stream/timed_out.h"
 

@@ -19,16 +19,16 @@
 #include "channel/frame_channel.h"
 #include "channel/json_rpc_channel.h"
 #include "channel/shm_switch.h"
-#include "stream/shm_ring.h"
+#include "stream/shm_ring_linux.h"
 #include "stream/peer_closed.h"
 #include "settings/settings.h"
 #include "trace/trace_registry.h"
 #include "protocol/protocol_error.h"
 #include "server/channel_stats_json.h"
 #include "transport/created_files.h"
-#include "transport/fifo.h"
+#include "transport/fifo_posix.h"
 #include "transport/stdio.h"
-#include "transport/unix_socket.h"
+#include "transport/unix_socket_posix.h"
 
 namespace spinrpc {
 namespace {

@@ -7,7 +7,6 @@
 #include <system_error>  // std::system_error
 #include <utility>    // std::move
 
-#include "descriptor/pipe.h"
 
 namespace spinrpc {
 
@@ -15,7 +14,6 @@ namespace spinrpc {
 class ByteStream::ReadAhead final : public WhileWriteWaits {
  public:
   explicit ReadAhead(ByteStream& stream) noexcept : stream_(stream) {}
-  int input_fd() const noexcept override { return stream_.reader_->input().poll_fd(); }
   bool read_ahead() override {
     stream_.reserve_for(stream_.end_ - stream_.begin_ + stream_.initial_capacity());
     const long n = stream_.reader_->read_available(stream_.buffer_.get() + stream_.end_,
@@ -36,10 +34,6 @@ ByteStream::ByteStream(Streams streams, BufferOptions buffer, SpinPolicy spin)
   replace_buffer(initial_capacity());
 }
 
-ByteStream::ByteStream(UniqueFd in, UniqueFd out, BufferOptions buffer, SpinPolicy spin)
-    : ByteStream(fd_streams(std::move(in), std::move(out), buffer, spin.budget.count() > 0), buffer,
-                 std::move(spin)) {}
-
 const ChannelStats& ByteStream::stats() const noexcept {
   // The reader's stats live on the heap: filling the writer's counters in
   // changes no member of this object.
@@ -52,7 +46,7 @@ const ChannelStats& ByteStream::stats() const noexcept {
   stats.ring_sleeps = counted.ring_sleeps;
   stats.ring_wakes = counted.ring_wakes;
   stats.ring_full_waits = counted.ring_full_waits;
-  stats.transport = reader_->input().kind();
+  stats.transport = reader_->input().traits().name;
   if (stats.transport_reason != transport_reason_) stats.transport_reason = transport_reason_;
   return std::as_const(*reader_).stats();
 }
@@ -174,9 +168,9 @@ void ByteStream::write_all(std::span<iovec> parts) {
 }
 
 void ByteStream::expect(std::size_t bytes) {
-  // More than a pipeful still to come: the writer would wait for us before it ends.
-  if (bytes < buffered().size() + kDefaultPipeBytes) return;
-  reader_->input().expect(bytes);
+  // Only a stream with room to make says so (StreamTraits::size_hint); its
+  // rule decides whether this message needs it.
+  if (MessageSizeHint* hint = reader_->input().traits().size_hint) hint->message_arriving(bytes, buffered().size());
 }
 
 ByteStream::Hold ByteStream::hold(std::size_t bytes) noexcept {

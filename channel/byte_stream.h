@@ -15,7 +15,6 @@
 #include <vector>    // std::vector
 
 #include "descriptor/page_offset_bytes.h"
-#include "descriptor/unique_fd.h"
 #include "protocol/frame.h"
 #include "stream/buffer_options.h"
 #include "stream/streams.h"
@@ -46,10 +45,6 @@ class ByteStream {
   /// Reads `streams.in` by `spin`, writes `streams.out` (both not null).
   ByteStream(Streams streams, BufferOptions buffer, SpinPolicy spin);
 
-  /// Over two descriptors (fd_streams()). Throws std::system_error if `in`
-  /// is not an open descriptor. Neither descriptor's flags are changed.
-  ByteStream(UniqueFd in, UniqueFd out, BufferOptions buffer, SpinPolicy spin);
-
   /// The bytes read and not yet consumed.
   ByteView buffered() const noexcept { return {buffer_.get() + begin_, end_ - begin_}; }
 
@@ -72,8 +67,8 @@ class ByteStream {
   std::size_t read_direct(std::byte* buf, std::size_t len);
 
   /// Says that a message of `bytes` in all (header included) is arriving,
-  /// some of it still unread: when more than a pipeful is still to come,
-  /// the InputStream may make room for it (InputStream::expect).
+  /// some of it still unread: an InputStream that can make room for it
+  /// is told (StreamTraits::size_hint; a pipe grows by its own rule).
   void expect(std::size_t bytes);
 
   /// Writes every byte of `parts` in order to the OutputStream (see

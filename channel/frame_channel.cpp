@@ -27,13 +27,6 @@ FrameChannel::FrameChannel(Streams streams, ChannelOptions options)
   stream_.set_trace(trace_.get());
 }
 
-FrameChannel::FrameChannel(UniqueFd in, UniqueFd out, ChannelOptions options)
-    : stream_(std::move(in), std::move(out), options, std::move(options.spin)),
-      limits_(options.limits),
-      trace_(std::move(options.trace)) {
-  stream_.set_trace(trace_.get());
-}
-
 std::optional<FrameView> FrameChannel::try_read_frame(PayloadSink* sink) {
   if (!trace_) [[likely]] return next_frame(sink);
   return next_frame_traced(sink);

@@ -11,7 +11,6 @@
 #include "channel/cross_thread_flag.h"
 #include "channel/payload_sink.h"
 #include "channel/stream_switch.h"
-#include "descriptor/unique_fd.h"
 #include "stream/streams.h"
 #include "wait/spin_policy.h"
 #include "protocol/frame.h"
@@ -53,13 +52,10 @@ struct ChannelOptions : FrameOptions {
 /// WARNING: one thread at a time. Separate channels are independent.
 class FrameChannel {
  public:
-  /// Over `streams` (stream/streams.h).
+  /// Over `streams` (stream/streams.h): what a connect or an accept
+  /// returns (transport/endpoint.h, transport/transport.h), or
+  /// fd_streams() over descriptors of the caller's (stream/fd_streams_posix.h).
   FrameChannel(Streams streams, ChannelOptions options = {});
-
-  /// Over two descriptors (fd_streams(); for a socket, the same socket
-  /// dup'ed). Throws std::system_error if `in` is not an open descriptor.
-  /// Neither descriptor's flags are changed.
-  FrameChannel(UniqueFd in, UniqueFd out, ChannelOptions options = {});
 
   /// Returns the next frame, blocking until it is whole. Returns std::nullopt
   /// on EOF between frames (the peer simply exited). Throws PeerClosed on EOF

@@ -2,7 +2,7 @@
 
 #include <utility>  // std::move
 
-#include "stream/shm_streams.h"
+#include "stream/shm_streams_linux.h"
 
 namespace spinrpc {
 namespace {

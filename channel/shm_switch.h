@@ -3,7 +3,7 @@
 #include <memory>  // std::unique_ptr, std::shared_ptr
 
 #include "channel/stream_switch.h"
-#include "stream/shm_ring.h"
+#include "stream/shm_ring_linux.h"
 
 namespace spinrpc {
 

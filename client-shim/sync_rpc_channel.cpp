@@ -15,10 +15,9 @@
 #include "client-shim/child_exited.h"
 #include "client-shim/child_process.h"
 #include "channel/shm_switch.h"
-#include "stream/shm_ring.h"
+#include "stream/shm_ring_linux.h"
 #include "stream/timed_out.h"
-#include "transport/fifo.h"
-#include "transport/unix_socket.h"
+#include "stream/fd_streams_posix.h"
 #include "protocol/protocol_error.h"
 #include "protocol/remote_error.h"
 #include "trace/trace_registry.h"
@@ -67,7 +66,7 @@ struct StringHash {
 struct SyncRpcChannel::State {
   // Declared before `channel` so it is destroyed after it: our pipe ends
   // close first, then an unreaped child is killed and reaped.
-  ChildProcess child;                // none for connect_socket/connect_fifos
+  ChildProcess child;                // none for connect()
   std::optional<FrameChannel> channel;  // reset by close()
   std::string executable;            // as spawned, or "the server at PATH", for messages
   bool spawned = false;              // we own a child process
@@ -93,10 +92,12 @@ struct SyncRpcChannel::State {
   // The trace ring, when options.trace or SPINRPC_TRACE asks for one
   // (open_channel hands it to the channel).
   void open_trace();
-  // Sets up SIGPIPE and the channel over the server's two ends, waiting by
-  // `spin` (resolve_spin()).
-  // `made_in_pipe`: `in` is a pipe we created (BufferOptions::grow_read_pipe).
-  void open_channel(UniqueFd in, UniqueFd out, SpinPolicy spin, bool made_in_pipe = false);
+  // Sets up SIGPIPE and the channel over the connection's `streams`,
+  // waiting by `spin` (resolve_spin()).
+  void open_channel(Streams streams, SpinPolicy spin);
+  // The streams' buffering: options.channel, and a pipe grown for big
+  // replies when `made_in_pipe` (a pipe we created: BufferOptions::grow_read_pipe).
+  BufferOptions stream_options(bool made_in_pipe) const;
   // The open or usable state, or std::logic_error saying why there is none.
   static State& usable(const std::unique_ptr<State>& state, const char* operation);
   // The one request loop.
@@ -308,43 +309,37 @@ SpinPolicy SyncRpcChannel::State::resolve_spin() const {
                              [this](const char* name) { return environment_value(options.environment, name); });
 }
 
-void SyncRpcChannel::State::open_channel(UniqueFd in, UniqueFd out, SpinPolicy spin, bool made_in_pipe) {
+BufferOptions SyncRpcChannel::State::stream_options(bool made_in_pipe) const {
+  BufferOptions buffer = options.channel;
+  buffer.grow_read_pipe = buffer.grow_read_pipe || made_in_pipe;
+  return buffer;
+}
+
+void SyncRpcChannel::State::open_channel(Streams streams, SpinPolicy spin) {
   if (!options.keep_sigpipe_disposition) ignore_sigpipe_if_default();
-  // With a request deadline the writes must be bounded too: a server that
-  // stops reading would otherwise hold a large request's write forever.
-  // `out` is ours alone on every path (the write end of a pipe we made, our
-  // socket, a FIFO we opened: open file descriptions of our own), so its
-  // O_NONBLOCK touches nothing of anyone else's.
-  if (options.request_timeout.count() > 0) set_nonblocking(out.get(), true);
   spin.peer_pid = child.pid() > 0 ? child.pid() : 0;  // a server we started
   ChannelOptions channel_options{options.channel, std::move(spin), trace};
-  channel_options.grow_read_pipe = channel_options.grow_read_pipe || made_in_pipe;
-  channel.emplace(std::move(in), std::move(out), std::move(channel_options));
+  channel.emplace(std::move(streams), std::move(channel_options));
 }
 
 SyncRpcChannel::SyncRpcChannel(std::unique_ptr<State> state) noexcept : state_(std::move(state)) {}
 
-SyncRpcChannel SyncRpcChannel::connect_socket(const std::string& path, SyncRpcOptions options) {
+SyncRpcChannel SyncRpcChannel::connect(const Endpoint& endpoint, SyncRpcOptions options) {
   auto state = std::make_unique<State>();
-  state->executable = "the server at " + path;
+  state->executable = "the server at " + endpoint.path;
   state->options = std::move(options);
-  Connection connection = connect_unix_socket(path, state->options.connect_timeout);
+  SpinPolicy spin = state->resolve_spin();
+  ConnectOptions connect_options;
+  connect_options.buffer = state->stream_options(/*made_in_pipe=*/false);
+  connect_options.spinning = spin.budget.count() > 0;
+  // With a request deadline the writes are bounded too (as a spawned child's).
+  connect_options.bounded_writes = state->options.request_timeout.count() > 0;
+  connect_options.timeout = state->options.connect_timeout;
+  Streams streams = spinrpc::connect(endpoint, connect_options);
   state->open_trace();
-  state->open_channel(std::move(connection.in), std::move(connection.out), state->resolve_spin());
-  state->channel->set_transport_reason("socket: shared memory is offered only to a server this client spawns");
-  return SyncRpcChannel(std::move(state));
-}
-
-SyncRpcChannel SyncRpcChannel::connect_fifos(const std::string& to_server,
-                                             const std::string& from_server,
-                                             SyncRpcOptions options) {
-  auto state = std::make_unique<State>();
-  state->executable = "the server at " + to_server;
-  state->options = std::move(options);
-  Connection connection = connect_fifo_pair(to_server, from_server, state->options.connect_timeout);
-  state->open_trace();
-  state->open_channel(std::move(connection.in), std::move(connection.out), state->resolve_spin());
-  state->channel->set_transport_reason("FIFOs: shared memory is offered only to a server this client spawns");
+  state->open_channel(std::move(streams), std::move(spin));
+  state->channel->set_transport_reason(std::string(endpoint.kind == Endpoint::Kind::pipe ? "socket" : "FIFOs") +
+                                       ": shared memory is offered only to a server this client spawns");
   return SyncRpcChannel(std::move(state));
 }
 
@@ -401,8 +396,14 @@ SyncRpcChannel::SyncRpcChannel(const std::string& executable, const std::vector<
   // never shows as EOF.
   to_child.read_end.reset();
   from_child.write_end.reset();
-  s.open_channel(std::move(from_child.read_end), std::move(to_child.write_end), std::move(spin),
-                 /*made_in_pipe=*/true);
+  // With a request deadline the writes must be bounded too: a server that
+  // stops reading would otherwise hold a large request's write forever.
+  // The write end is of a pipe we made, an open file description of our
+  // own, so its O_NONBLOCK touches nothing of anyone else's.
+  if (s.options.request_timeout.count() > 0) set_nonblocking(to_child.write_end.get(), true);
+  s.open_channel(fd_streams(std::move(from_child.read_end), std::move(to_child.write_end),
+                            s.stream_options(/*made_in_pipe=*/true), spin.budget.count() > 0),
+                 std::move(spin));
   if (ring) {
     s.channel->switch_at_first_reply(shm_switch(std::move(ring), StreamSwitch::Side::client),
                                      StreamSwitch::Side::client);

@@ -13,6 +13,7 @@
 #include "channel/frame_channel.h"
 #include "settings/settings.h"
 #include "protocol/frame.h"
+#include "transport/endpoint.h"
 
 namespace spinrpc {
 
@@ -99,8 +100,8 @@ struct SyncRpcOptions {
   /// the wait for the reply and the writing of the request are bounded (a
   /// server that stops reading cannot hold a large request's write).
   std::chrono::milliseconds request_timeout{0};
-  /// connect_socket()/connect_fifos(): how long to keep retrying while the
-  /// server is not listening yet, in ms.
+  /// connect(): how long to keep retrying while the server is not
+  /// listening yet, in ms.
   std::chrono::milliseconds connect_timeout{5000};
 };
 
@@ -143,19 +144,17 @@ class SyncRpcChannel {
   /// no descriptor is left for the pipes.
   SyncRpcChannel(const std::string& executable, const std::vector<std::string>& args,
                  SyncRpcOptions options = {});
-  /// Connects to a server already listening on the Unix domain socket at
-  /// `path` (`spinrpc-server --pipe PATH`, `tsgo --api --pipe PATH`),
-  /// retrying up to options.connect_timeout while nothing listens there.
-  /// There is no child: a server that goes away is a PeerClosed naming the
-  /// path, close() just closes the socket, pid() is -1.
-  /// Throws std::system_error naming the path.
-  static SyncRpcChannel connect_socket(const std::string& path, SyncRpcOptions options = {});
-  /// Connects to a server on two POSIX FIFOs (`spinrpc-server --fifo-in
-  /// TO_SERVER --fifo-out FROM_SERVER`), retrying up to
-  /// options.connect_timeout while the server has not opened them yet.
-  /// Otherwise as connect_socket().
-  static SyncRpcChannel connect_fifos(const std::string& to_server, const std::string& from_server,
-                                      SyncRpcOptions options = {});
+  /// Connects to a server already listening at `endpoint`
+  /// (transport/endpoint.h): `Endpoint::pipe(PATH)` for `spinrpc-server
+  /// --pipe PATH` or `tsgo --api --pipe PATH` (a Unix domain socket), or
+  /// `Endpoint::fifos(TO_SERVER, FROM_SERVER)` for `spinrpc-server
+  /// --fifo-in TO_SERVER --fifo-out FROM_SERVER`; retrying up to
+  /// options.connect_timeout while the server is not there yet. There is
+  /// no child: a server that goes away is a PeerClosed naming the path,
+  /// close() just closes the connection, pid() is -1. Shared memory is
+  /// never offered (only a child we spawn may take it). Throws
+  /// std::system_error naming the path.
+  static SyncRpcChannel connect(const Endpoint& endpoint, SyncRpcOptions options = {});
 
   SyncRpcChannel(SyncRpcChannel&&) noexcept;
   /// Closes this channel's child first (errors swallowed), then takes over.

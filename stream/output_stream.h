@@ -21,14 +21,15 @@ class BeforeWrite {
   ~BeforeWrite() = default;
 };
 
-/// What a write does while it waits for the peer to take bytes, so that a
-/// peer that writes all its requests before it reads a reply is not left
-/// blocked writing to us while we block writing to it (BufferOptions::
-/// read_while_writing; docs/ASYNC.md, "Replies and handlers").
+/// The reason a write may not simply wait for the peer to take bytes: what
+/// the peer sends meanwhile must be read, so that a peer that writes all its
+/// requests before it reads a reply is not left blocked writing to us while
+/// we block writing to it (BufferOptions::read_while_writing; docs/ASYNC.md,
+/// "Replies and handlers"). Which input to watch is the stream's: whoever
+/// makes a pair of streams that can read ahead tells the output stream
+/// (fd_streams(), stream/fd_streams_posix.h).
 class WhileWriteWaits {
  public:
-  /// The descriptor to watch for input meanwhile (-1: none).
-  virtual int input_fd() const noexcept = 0;
   /// Reads what has arrived, never waiting; false once the input has ended.
   virtual bool read_ahead() = 0;
 
@@ -37,7 +38,8 @@ class WhileWriteWaits {
 };
 
 /// The writing end of a connection: whole messages, each given as parts.
-/// A descriptor is one (FdOutputStream); a ring in shared memory another.
+/// It names no medium: a descriptor is one (FdOutputStream,
+/// stream/fd_output_stream_posix.h); a ring in shared memory another.
 ///
 /// WARNING: one thread at a time.
 class OutputStream {
@@ -48,7 +50,8 @@ class OutputStream {
 
   /// Writes every byte of `parts` in order, after telling the BeforeWrite
   /// hook; blocks until the peer's side has taken them all. `parts` is used
-  /// up. With `while_waiting`, reads ahead while the peer takes no bytes.
+  /// up. With `while_waiting`, reads ahead while the peer takes no bytes,
+  /// where the stream was made to watch its input (else it only waits).
   /// Throws PeerClosed (stream/peer_closed.h) when the reader is gone,
   /// TimedOut (stream/timed_out.h) past the deadline where the stream can
   /// bound a write, std::system_error on other OS failures. SIGPIPE must be
@@ -69,9 +72,6 @@ class OutputStream {
 
   /// Adds what this stream counted (stream/stream_counters.h) to `into`.
   virtual void add_counters(StreamCounters& into) const noexcept { (void)into; }
-
-  /// The descriptor written to, or -1 if the stream has none.
-  virtual int fd() const noexcept { return -1; }
 
   /// Sets the hook told before each message (one; null for none).
   void set_before_write(BeforeWrite* hook) noexcept { before_write_ = hook; }

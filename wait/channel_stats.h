@@ -56,7 +56,7 @@ struct ChannelStats {
   bool spinning = false;                ///< the next wait spins
   std::string budget_reason;            ///< why `budget` (SpinPolicy::reason)
   /// What carries the bytes: "descriptor" (pipes, a socket, FIFOs) or
-  /// "shared memory" (docs/SHARED-MEMORY.md); InputStream::kind().
+  /// "shared memory" (docs/SHARED-MEMORY.md); StreamTraits::name (stream/input_stream.h).
   std::string_view transport = "descriptor";
   std::string transport_reason;         ///< why that transport (the handshake's outcome)
   // Placement (docs/PLACEMENT.md): the setting, the decision and why.

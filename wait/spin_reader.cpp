@@ -12,6 +12,7 @@
 namespace spinrpc {
 SpinReader::SpinReader(std::unique_ptr<InputStream> in, SpinPolicy policy)
     : in_(std::move(in)),
+      tries_per_clock_read_(tries_per_clock_read(*in_)),
       policy_(std::move(policy)),
       controller_(policy_.adaptive),
       // The budget is what occupying may spend: none, no placement. A
@@ -31,9 +32,16 @@ SpinReader::SpinReader(std::unique_ptr<InputStream> in, SpinPolicy policy)
   update_placement_stats();
 }
 
+unsigned SpinReader::tries_per_clock_read(const InputStream& in) noexcept {
+  return in.traits().tries == StreamTraits::Tries::memory_load ? kMemoryTriesPerClockRead : 1;
+}
+
 std::unique_ptr<InputStream> SpinReader::replace_input(std::unique_ptr<InputStream> in) noexcept {
   in_.swap(in);
-  if (in_ && !in_->placement_applies() && occupier_) {
+  if (in_) tries_per_clock_read_ = tries_per_clock_read(*in_);
+  // Placement applies to a stream whose peer the scheduler wakes (a system
+  // call); a ring's spinning peer sees a store.
+  if (in_ && in_->traits().tries != StreamTraits::Tries::system_call && occupier_) {
     // No wake-up to place: the occupier's thread and each write's clock
     // read would only cost (docs/SHARED-MEMORY.md, "Wake protocol").
     occupier_.reset();
@@ -180,7 +188,7 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len, WaitFor wait_
   // Branch: spinning, on a stream whose tries are loads from memory (a ring):
   // its first tries come before any clock read, so that a reply already on
   // its way costs none. A hit here is a wait of no measurable length.
-  const unsigned tries_per_clock_read = in_->tries_per_clock_read();
+  const unsigned tries_per_clock_read = tries_per_clock_read_;
   if (tries_per_clock_read > 1 && controller_.spinning() && cycle_wait_ == CycleWait::spin && !cycle_open()) {
     for (unsigned i = 0; i < tries_per_clock_read; ++i) {
       if (const long n = in_->try_read(buf, len); n >= 0) {
@@ -305,7 +313,8 @@ std::size_t SpinReader::read_some(std::byte* buf, std::size_t len, WaitFor wait_
 
 void SpinReader::follow_peer() noexcept {
   if (follow_ == Follow::unresolved) {
-    stats_.followed_pid = in_->peer_pid();
+    const PeerLookup* peer = in_->traits().peer;
+    stats_.followed_pid = peer != nullptr ? peer->peer_pid() : 0;
     follow_ = stats_.followed_pid > 0 ? Follow::following : Follow::none;
     if (follow_ == Follow::none) return;
   }

@@ -42,8 +42,15 @@ class SpinReader final : public BeforeWrite {
   /// Reads `in` (not null) from now on and returns the stream read so far
   /// (a channel moving onto shared memory: docs/SHARED-MEMORY.md). The
   /// policy and counters carry on; placement too, unless the new stream
-  /// says it has nothing to place (InputStream::placement_applies).
+  /// says it has nothing to place (its tries are loads from memory:
+  /// StreamTraits::Tries).
   std::unique_ptr<InputStream> replace_input(std::unique_ptr<InputStream> in) noexcept;
+
+  /// How many tries a spinning wait makes between two clock reads on a
+  /// stream whose tries are loads from memory (StreamTraits::Tries): a
+  /// load of the ring's head line costs a small fraction of a clock read,
+  /// and this many take about as long as one on a paravirtual clock.
+  static constexpr unsigned kMemoryTriesPerClockRead = 64;
 
   /// What a wait waits for: a new message, or the rest of one whose first
   /// bytes are in (the peer is writing it now).
@@ -108,6 +115,8 @@ class SpinReader final : public BeforeWrite {
 
  private:
   using Clock = std::chrono::steady_clock;
+  // 1 for a system call, kMemoryTriesPerClockRead for a load from memory.
+  static unsigned tries_per_clock_read(const InputStream& in) noexcept;
   std::size_t blocking_read(std::byte* buf, std::size_t len) { return in_->read_blocking(buf, len, deadline_); }
   // After a wait that began at `start` and ended at `now` as `how` says,
   // having spun `spun` over `tries` tries. A wait that read no clock (a
@@ -144,8 +153,8 @@ class SpinReader final : public BeforeWrite {
   // starts the occupier's thread there, off the path of a first reply.
   void start_occupier_when_idle();
   // Every kFollowEvery waits while suspended (SpinPolicy::follow_peer):
-  // moves to the CPU the peer last ran on. Finds the peer (InputStream::
-  // peer_pid) at the first call.
+  // moves to the CPU the peer last ran on. Finds the peer (StreamTraits::
+  // peer) at the first call.
   void follow_peer() noexcept;
   // A /proc read and at most one migration per this many suspended waits:
   // rarely enough to cost nothing measurable, often enough that a split is
@@ -156,6 +165,7 @@ class SpinReader final : public BeforeWrite {
   bool peer_known() const noexcept { return policy_.peer_pid <= 0 || peer_checked_; }
 
   std::unique_ptr<InputStream> in_;
+  unsigned tries_per_clock_read_;       // from in_'s traits, read once per stream, not per wait
   SpinPolicy policy_;                   // read once at start-up
   AdaptiveSpinController controller_;  // pure adaptive rule
   CpuLoadProbe spare_cpu_;               // asked only when controller_ wants a sample

@@ -1,8 +1,8 @@
 // BM_Transport: back-to-back 8-byte echoes through the client shim over each
 // of spinrpc-server's transports, under every variant:
 //   stdio   spawned behind the shim on two pipes (as BM_Echo)
-//   socket  `--pipe PATH`, a Unix domain socket; SyncRpcChannel::connect_socket
-//   fifo    `--fifo-in PATH --fifo-out PATH`; SyncRpcChannel::connect_fifos
+//   socket  `--pipe PATH`, a Unix domain socket; SyncRpcChannel::connect(Endpoint::pipe(PATH))
+//   fifo    `--fifo-in PATH --fifo-out PATH`; SyncRpcChannel::connect(Endpoint::fifos(IN, OUT))
 // For socket and fifo this file spawns the server itself (stdin and stdout
 // on /dev/null, stderr inherited), with its endpoint in a fresh temp dir that
 // is removed afterwards. Closing the channel must end the server with status
@@ -11,7 +11,7 @@
 //
 // The server has threads besides the one serving requests: a Boost.Asio
 // signal_set watcher (app/shutdown_on_signal.h) and, with --pipe, an Asio
-// acceptor that turns further clients away (transport/unix_socket.cpp).
+// acceptor that turns further clients away (transport/unix_socket_posix.cpp).
 // They must add no wake-up to the round trip. Besides Measurement's counters:
 //   srv_aux_threads       server threads other than the main one (tid != pid)
 //   srv_aux_thread_runs   how many times those threads were put on a CPU over
@@ -51,7 +51,7 @@
 #include "bench/cases/workloads.h"
 #include "descriptor/unique_fd.h"
 #include "client-shim/child_process.h"
-#include "transport/unix_socket.h"
+#include "transport/unix_socket_posix.h"
 
 namespace spinrpc::bench {
 
@@ -146,8 +146,8 @@ class TransportPeer {
     server_pid_ = child_.pid();
     // connect_timeout (default 5 s) covers the server's start-up.
     const SyncRpcOptions options = shim_options(v);
-    channel_.emplace(t == Transport::socket ? SyncRpcChannel::connect_socket(files_[0], options)
-                                            : SyncRpcChannel::connect_fifos(files_[0], files_[1], options));
+    channel_.emplace(t == Transport::socket ? SyncRpcChannel::connect(spinrpc::Endpoint::pipe(files_[0]), options)
+                                            : SyncRpcChannel::connect(spinrpc::Endpoint::fifos(files_[0], files_[1]), options));
     check_variant_and_warm_up(plan, *channel_, v, where);
   }
 

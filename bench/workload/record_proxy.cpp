@@ -40,6 +40,8 @@
 #include "descriptor/pipe.h"
 #include "client-shim/child_process.h"
 #include "protocol/protocol_error.h"
+#include "stream/fd_streams_posix.h"
+#include "transport/stdio.h"
 
 namespace {
 
@@ -165,8 +167,9 @@ int run(int argc, char** argv) {
   spinrpc::ChildProcess child = spinrpc::ChildProcess::spawn(tsgo_path, args, to_tsgo.read_end.get(), from_tsgo.write_end.get());
   to_tsgo.read_end.reset();
   from_tsgo.write_end.reset();
-  FrameChannel client(spinrpc::UniqueFd(0), spinrpc::UniqueFd(1));
-  FrameChannel tsgo(std::move(from_tsgo.read_end), std::move(to_tsgo.write_end));
+  // Blocking reads both ways (no spin budget), default buffering.
+  FrameChannel client(spinrpc::make_stdio_transport()->accept({}, false));
+  FrameChannel tsgo(spinrpc::fd_streams(std::move(from_tsgo.read_end), std::move(to_tsgo.write_end), {}, false));
 
   Recorder recorder;
   std::size_t since_fetch = 0;

@@ -22,6 +22,7 @@
 #include "descriptor/pipe.h"
 #include "wait/spin_policy.h"
 #include "descriptor/unique_fd.h"
+#include "stream/fd_streams_posix.h"
 
 namespace spinrpc {
 namespace {
@@ -68,7 +69,7 @@ void check_reads_while_writing(UniqueFd in, UniqueFd out, int peer_out, int peer
   options.read_while_writing = true;
   const int in_fd = in.get();
   const int out_fd = out.get();
-  ByteStream stream(std::move(in), std::move(out), options, SpinPolicy{});
+  ByteStream stream(fd_streams(std::move(in), std::move(out), options, false), options, SpinPolicy{});
   CHECK(::fcntl(in_fd, F_GETFL) == in_flags);  // ours to leave as found
   CHECK(::fcntl(out_fd, F_GETFL) == out_flags);
 

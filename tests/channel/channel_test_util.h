@@ -25,6 +25,7 @@
 #include "channel/frame_channel.h"
 #include "descriptor/pipe.h"
 #include "descriptor/unique_fd.h"
+#include "tests/support/fd_channel.h"
 #include "tests/protocol/frame_test_util.h"
 
 namespace spinrpc::test {
@@ -79,7 +80,7 @@ inline Link make_link(Transport t) {
 inline FrameChannel reading_channel(Link& link, ChannelOptions options = {}) {
   UniqueFd out = link.transport == Transport::SocketPair ? dup_cloexec(link.read_end.get())
                                                          : UniqueFd();
-  return FrameChannel(std::move(link.read_end), std::move(out), options);
+  return fd_channel(std::move(link.read_end), std::move(out), options);
 }
 
 /// Writes `all` into `link` in one write(2), closes the writing end, and

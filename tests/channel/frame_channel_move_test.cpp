@@ -11,6 +11,7 @@
 #include "channel/frame_channel.h"
 #include "wait/spin_policy.h"
 #include "tests/channel/frame_channel_test_util.h"
+#include "tests/support/fd_channel.h"
 
 namespace spinrpc {
 namespace {
@@ -45,7 +46,7 @@ TEST_CASE("FrameChannel move assignment closes the target's fds, whose O_NONBLOC
     const UniqueFd other_holder = test::dup_cloexec(target_pipe.read_end.get());
     const int target_fd = target_pipe.read_end.get();
     std::optional<FrameChannel> target;
-    target.emplace(std::move(target_pipe.read_end), UniqueFd(), spinning);
+    target.emplace(test::fd_channel(std::move(target_pipe.read_end), UniqueFd(), spinning));
     REQUIRE((::fcntl(other_holder.get(), F_GETFL) & O_NONBLOCK) == 0);
 
     PipePair source_pipe = make_pipe();
@@ -53,7 +54,7 @@ TEST_CASE("FrameChannel move assignment closes the target's fds, whose O_NONBLOC
     REQUIRE(::write(source_pipe.write_end.get(), frame.data(), frame.size()) ==
             static_cast<ssize_t>(frame.size()));
     if (by_assignment) {
-      *target = FrameChannel(std::move(source_pipe.read_end), UniqueFd());
+      *target = test::fd_channel(std::move(source_pipe.read_end), UniqueFd());
       CHECK(mismatch(target->read_frame(), {MessageType::Request, bytes("echo"), bytes("moved")}) == "");
     } else {
       target.reset();

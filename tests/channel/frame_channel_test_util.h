@@ -90,7 +90,7 @@ inline std::vector<Expected> mixed_frames() {
 // real use; for a pipe the read end of a second pipe, as a server's stdin.
 inline FrameChannel writing_channel(UniqueFd out, Transport t, ChannelOptions options = {}) {
   UniqueFd in = t == Transport::SocketPair ? dup_cloexec(out.get()) : make_pipe().read_end;
-  return FrameChannel(std::move(in), std::move(out), options);
+  return fd_channel(std::move(in), std::move(out), options);
 }
 
 // Writes `frames` with write_frame from a thread, through a channel that the
@@ -107,11 +107,12 @@ inline std::thread write_frames(Link& link, const std::vector<Expected>& frames,
   return std::thread([out = std::move(link.write_end), t = link.transport, &frames,
                       drain_before = std::move(drain_before), &error, frames_read]() mutable {
     try {
+      const int out_fd = out.get();  // the channel's, unread bytes asked of it
       FrameChannel channel = writing_channel(std::move(out), t);
       for (std::size_t i = 0; i < frames.size(); ++i) {
         if (i < drain_before.size() && drain_before[i]) {
           const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-          while (frames_read != nullptr ? frames_read->load() < i : unread_bytes(channel.output().fd(), t) > 0) {
+          while (frames_read != nullptr ? frames_read->load() < i : unread_bytes(out_fd, t) > 0) {
             if (std::chrono::steady_clock::now() > deadline) {
               error = "the reader did not take frame " + std::to_string(i - 1) + " within 20 s";
               return;

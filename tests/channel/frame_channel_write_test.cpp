@@ -23,12 +23,13 @@
 #include <vector>   // std::vector
 
 #include "channel/frame_channel.h"
-#include "stream/fd_output_stream.h"
+#include "stream/fd_output_stream_posix.h"
 #include "stream/peer_closed.h"
 #include "descriptor/pipe.h"
 #include "wait/spin_policy.h"
 #include "protocol/frame_encoder.h"
 #include "tests/channel/frame_channel_test_util.h"
+#include "tests/support/fd_channel.h"
 
 namespace spinrpc {
 namespace {
@@ -195,9 +196,9 @@ TEST_CASE("FrameChannel::write_frame delivers 4 MiB whole through a non-blocking
       if (by_spin_policy) {
         ChannelOptions options;
         options.spin = SpinPolicy{std::chrono::microseconds{50}, false, "test"};
-        writer.emplace(test::dup_cloexec(write_fd), std::move(sockets.b), options);
+        writer.emplace(test::fd_channel(test::dup_cloexec(write_fd), std::move(sockets.b), options));
       } else {
-        writer.emplace(make_pipe().read_end, std::move(sockets.b));
+        writer.emplace(test::fd_channel(make_pipe().read_end, std::move(sockets.b)));
       }
       test::set_nonblocking(write_fd);
       // The precondition under test: the fd write_frame uses is non-blocking.
@@ -243,8 +244,8 @@ TEST_CASE("FrameChannel with lend_copies lends every reply to a reader that read
   Link replies = make_link(Transport::Pipe);
   ChannelOptions lending;
   lending.large_writes = BufferOptions::LargeWrites::lend_copies;
-  FrameChannel server(std::move(requests.read_end), std::move(replies.write_end), lending);
-  FrameChannel client(std::move(replies.read_end), std::move(requests.write_end));
+  FrameChannel server = test::fd_channel(std::move(requests.read_end), std::move(replies.write_end), lending);
+  FrameChannel client = test::fd_channel(std::move(replies.read_end), std::move(requests.write_end));
   std::string error;
   std::thread t([&] {
     try {
@@ -279,7 +280,7 @@ TEST_CASE("FrameChannel with lend_copies delivers what was written although the 
   ChannelOptions options;
   options.large_writes = BufferOptions::LargeWrites::lend_copies;
   PipePair unused = make_pipe();
-  FrameChannel writer(std::move(unused.read_end), std::move(link.write_end), options);
+  FrameChannel writer = test::fd_channel(std::move(unused.read_end), std::move(link.write_end), options);
   FrameChannel reader = reading_channel(link);
   Bytes buffer(kMiB / 2);
   std::string error;
@@ -341,7 +342,7 @@ TEST_CASE("FrameChannel lending big parts delivers big and small frames in order
     options.large_writes = mode;
     // The writer's own input is never read: a pipe that stays empty.
     PipePair unused = make_pipe();
-    FrameChannel writer(std::move(unused.read_end), std::move(link.write_end), options);
+    FrameChannel writer = test::fd_channel(std::move(unused.read_end), std::move(link.write_end), options);
     FrameChannel reader = reading_channel(link);
     std::string error;
     std::thread t([&] {

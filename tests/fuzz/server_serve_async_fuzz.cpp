@@ -50,6 +50,7 @@
 #include "protocol/protocol_error.h"
 #include "protocol/remote_error.h"
 #include "server/server.h"
+#include "stream/fd_streams_posix.h"
 
 namespace {
 
@@ -132,7 +133,9 @@ Run serve(ByteView input, spinrpc::BufferOptions buffer, bool timing) {
   Run run{};
   {
     spinrpc::JsonRpcChannel channel(
-        spinrpc::ByteStream(spinrpc::UniqueFd(in), spinrpc::UniqueFd(out), buffer, spinrpc::SpinPolicy{}), limits);
+        spinrpc::ByteStream(spinrpc::fd_streams(spinrpc::UniqueFd(in), spinrpc::UniqueFd(out), buffer, false), buffer,
+                           spinrpc::SpinPolicy{}),
+        limits);
     try {
       server.serve_async(channel);
       run.end = Run::End::Returned;

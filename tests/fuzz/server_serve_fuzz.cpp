@@ -52,6 +52,7 @@
 #include "protocol/protocol_error.h"
 #include "protocol/remote_error.h"
 #include "server/server.h"
+#include "tests/support/fd_channel.h"
 
 #include <nlohmann/json.hpp>
 
@@ -165,7 +166,7 @@ Run serve(ByteView input, spinrpc::ChannelOptions options, bool timing, bool cap
 
   Run run{};
   {
-    spinrpc::FrameChannel channel(spinrpc::UniqueFd(in), spinrpc::UniqueFd(out), options);
+    spinrpc::FrameChannel channel = spinrpc::test::fd_channel(spinrpc::UniqueFd(in), spinrpc::UniqueFd(out), options);
     try {
       server.serve(channel);
       run.end = Run::End::Returned;

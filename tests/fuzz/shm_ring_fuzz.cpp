@@ -1,5 +1,5 @@
 // Fuzz target: the server's side of the shared-memory transport
-// (stream/shm_streams.h) read by a FrameChannel, as spinrpc-server reads it,
+// (stream/shm_streams_linux.h) read by a FrameChannel, as spinrpc-server reads it,
 // while a hostile client writes the ring.
 //
 // Each input is one connection. The client offers a 4 KiB ring
@@ -70,11 +70,12 @@
 #include "protocol/frame_decoder.h"
 #include "protocol/frame_encoder.h"
 #include "protocol/protocol_error.h"
-#include "stream/futex.h"
+#include "stream/futex_linux.h"
 #include "stream/peer_closed.h"
-#include "stream/shm_ring.h"
-#include "stream/shm_streams.h"
+#include "stream/shm_ring_linux.h"
+#include "stream/shm_streams_linux.h"
 #include "stream/timed_out.h"
+#include "stream/fd_streams_posix.h"
 
 namespace {
 

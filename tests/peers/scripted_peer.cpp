@@ -10,6 +10,7 @@
 #include "channel/frame_channel.h"
 #include "server/server.h"
 #include "tests/peers/scripted_methods.h"
+#include "tests/support/fd_channel.h"
 
 int main() {
   // A client that goes away must be a PeerClosed here, not a SIGPIPE death.
@@ -17,7 +18,7 @@ int main() {
   try {
     spinrpc::Server server(spinrpc::ServerOptions{});
     add_scripted_methods(server);
-    spinrpc::FrameChannel channel(spinrpc::UniqueFd(STDIN_FILENO), spinrpc::UniqueFd(STDOUT_FILENO));
+    spinrpc::FrameChannel channel = spinrpc::test::fd_channel(spinrpc::UniqueFd(STDIN_FILENO), spinrpc::UniqueFd(STDOUT_FILENO));
     server.serve(channel);
     return 0;
   } catch (const std::exception& e) {

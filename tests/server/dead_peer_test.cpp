@@ -16,6 +16,7 @@
 #include "channel/frame_channel.h"
 #include "descriptor/pipe.h"
 #include "server_test_util.h"
+#include "tests/support/fd_channel.h"
 
 namespace {
 
@@ -154,8 +155,8 @@ TEST_CASE("A server waiting for a CallResponse exits when its client is killed")
   Session session(bin_path("scripted_peer"),
                   frame_bytes(MessageType::Request, "callback", "readFile /a.ts"));
   // The server's Call proves it is inside the handler, waiting in call().
-  spinrpc::FrameChannel from_server(session.take_from_server(),
-                                 spinrpc::test::open_dev_null(O_WRONLY));
+  spinrpc::FrameChannel from_server =
+      spinrpc::test::fd_channel(session.take_from_server(), spinrpc::test::open_dev_null(O_WRONLY));
   {
     spinrpc::test::HangGuard guard(session.server_pid());
     const spinrpc::FrameView call = from_server.read_frame();

@@ -11,6 +11,7 @@
 #include "descriptor/pipe.h"
 #include "server/server.h"
 #include "tests/support/count_allocations.h"
+#include "tests/support/fd_channel.h"
 
 namespace {
 
@@ -34,8 +35,8 @@ TEST_CASE("Server allocates nothing per small request once warmed up, spinning o
     auto replies = spinrpc::make_pipe();
     spinrpc::ChannelOptions options;
     options.spin = spinrpc::SpinPolicy{budget, true, "test"};
-    FrameChannel server_channel(std::move(requests.read_end), std::move(replies.write_end), options);
-    FrameChannel client(std::move(replies.read_end), std::move(requests.write_end), options);
+    FrameChannel server_channel = spinrpc::test::fd_channel(std::move(requests.read_end), std::move(replies.write_end), options);
+    FrameChannel client = spinrpc::test::fd_channel(std::move(replies.read_end), std::move(requests.write_end), options);
 
     spinrpc::Server server({.cwd = "/src", .callbacks = {}, .timing = true});
     std::thread serving([&] { server.serve(server_channel); });
@@ -55,7 +56,7 @@ TEST_CASE("Server allocates nothing per small request once warmed up, spinning o
     spinrpc::test::stop_counting_allocations();
     CHECK(spinrpc::test::counted_allocations() == 0);
 
-    client = FrameChannel(spinrpc::make_pipe().read_end, spinrpc::UniqueFd());  // EOF to the server
+    client = spinrpc::test::fd_channel(spinrpc::make_pipe().read_end, spinrpc::UniqueFd());  // EOF to the server
     serving.join();
   }
 }

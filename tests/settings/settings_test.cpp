@@ -12,7 +12,7 @@
 
 #include "descriptor/pipe.h"
 #include "settings/settings.h"
-#include "stream/fd_input_stream.h"
+#include "stream/fd_input_stream_posix.h"
 #include "wait/spin_reader.h"
 #include "descriptor/unique_fd.h"
 

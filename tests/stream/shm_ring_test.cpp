@@ -1,4 +1,4 @@
-// SharedRing and the streams over it (stream/shm_ring.h, stream/shm_streams.h)
+// SharedRing and the streams over it (stream/shm_ring_linux.h, stream/shm_streams_linux.h)
 // within one process: the client's ring made by create(), the server's
 // mapped again from the same memfd by open() (two mappings, as two
 // processes have), each side's pipes beside the ring made by make_pipe().
@@ -31,12 +31,13 @@
 #include "descriptor/pipe.h"
 #include "descriptor/unique_fd.h"
 #include "stream/peer_closed.h"
-#include "stream/shm_ring.h"
-#include "stream/shm_streams.h"
+#include "stream/shm_ring_linux.h"
+#include "stream/shm_streams_linux.h"
 #include "stream/streams.h"
 #include "stream/timed_out.h"
 #include "tests/support/proc.h"
 #include "tests/support/splitmix64.h"
+#include "stream/fd_streams_posix.h"
 
 namespace {
 
@@ -193,7 +194,7 @@ TEST_CASE("try_read says -1 while the ring is empty and the writer is there") {
   CHECK(c.server.in->try_read(buf, sizeof buf) == 5);
   CHECK(std::equal(one.begin(), one.end(), buf));
   CHECK(c.server.in->try_read(buf, sizeof buf) == -1);
-  CHECK(std::string(c.server.in->kind()) == "shared memory");
+  CHECK(std::string(c.server.in->traits().name) == "shared memory");
 }
 
 // ── EOF ────────────────────────────────────────────────────────────────

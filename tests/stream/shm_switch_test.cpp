@@ -26,9 +26,11 @@
 #include "protocol/frame_encoder.h"
 #include "protocol/protocol_error.h"
 #include "stream/peer_closed.h"
-#include "stream/shm_ring.h"
+#include "stream/shm_ring_linux.h"
 #include "stream/timed_out.h"
 #include "tests/support/proc.h"
+#include "tests/support/fd_channel.h"
+#include "stream/fd_output_stream_posix.h"
 
 namespace {
 
@@ -54,13 +56,13 @@ struct Setup {
   spinrpc::PipePair to_client = spinrpc::make_pipe();
 
   FrameChannel server_channel() {
-    FrameChannel channel(std::move(to_server.read_end), std::move(to_client.write_end));
+    FrameChannel channel = spinrpc::test::fd_channel(std::move(to_server.read_end), std::move(to_client.write_end));
     channel.switch_at_first_reply(spinrpc::shm_switch(server_ring, StreamSwitch::Side::server),
                                   StreamSwitch::Side::server);
     return channel;
   }
   FrameChannel client_channel() {
-    FrameChannel channel(std::move(to_client.read_end), std::move(to_server.write_end));
+    FrameChannel channel = spinrpc::test::fd_channel(std::move(to_client.read_end), std::move(to_server.write_end));
     channel.switch_at_first_reply(spinrpc::shm_switch(client_ring, StreamSwitch::Side::client),
                                   StreamSwitch::Side::client);
     return channel;
@@ -111,7 +113,7 @@ TEST_CASE("a server with more of the client's bytes buffered than the request st
   spinrpc::append_frame(two, MessageType::Request, bytes_of("echo"), bytes_of("two"));
   // Written by hand on the client's pipe, as one write: both are buffered
   // by the server's first read.
-  const int client_out = client.output().fd();
+  const int client_out = static_cast<spinrpc::FdOutputStream&>(client.output()).fd();
   REQUIRE(::write(client_out, two.data(), two.size()) == static_cast<ssize_t>(two.size()));
   server.set_deadline(Clock::now() + spinrpc::test::kHangGuard);
   {

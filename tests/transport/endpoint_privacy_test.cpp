@@ -17,7 +17,7 @@
 #include <doctest/doctest.h>
 
 #include "client-shim/sync_rpc_channel.h"
-#include "transport/unix_socket.h"
+#include "transport/unix_socket_posix.h"
 #include "tests/support/paths.h"
 #include "tests/transport/server_process.h"
 
@@ -102,7 +102,7 @@ void check_private_socket(const std::vector<std::string>& args, const std::strin
   } else {
     WARN_MESSAGE(false, "not root: the second-user half of this test needs root to become nobody");
   }
-  auto channel = SyncRpcChannel::connect_socket(socket_path);
+  auto channel = SyncRpcChannel::connect(spinrpc::Endpoint::pipe(socket_path));
   CHECK(channel.request("echo", "mine") == "mine");
   channel.close();
   const auto end = server->finish();
@@ -147,7 +147,7 @@ TEST_CASE("FIFOs created under umask 000 are 0600; an existing FIFO other users 
     wait_for(out);
     CHECK(mode_of(in) == 0600);
     CHECK(mode_of(out) == 0600);
-    auto channel = SyncRpcChannel::connect_fifos(in, out);
+    auto channel = SyncRpcChannel::connect(spinrpc::Endpoint::fifos(in, out));
     CHECK(channel.request("echo", "mine") == "mine");
     channel.close();
     CHECK(exited_with(server->finish().status, 0));

@@ -23,11 +23,13 @@
 #include "channel/frame_channel.h"
 #include "stream/peer_closed.h"
 #include "stream/timed_out.h"
-#include "transport/unix_socket.h"
+#include "transport/endpoint.h"
+#include "transport/unix_socket_posix.h"
 #include "client-shim/sync_rpc_channel.h"
 #include "protocol/frame_encoder.h"
 #include "tests/support/paths.h"
 #include "tests/transport/server_process.h"
+#include "tests/support/fd_channel.h"
 
 namespace {
 
@@ -64,7 +66,7 @@ TEST_CASE("spinrpc-server on a Unix socket echoes 8 B and 1 MiB and removes the 
   TempDir dir;
   const std::string path = dir / "api.sock";
   ServerProcess server(bin_path("spinrpc-server"), {"--api", "--pipe", path});
-  auto channel = SyncRpcChannel::connect_socket(path);
+  auto channel = SyncRpcChannel::connect(spinrpc::Endpoint::pipe(path));
   check_echoes(channel);
   CHECK(channel.pid() == -1);
   CHECK(channel.close() == 0);
@@ -78,7 +80,7 @@ TEST_CASE("spinrpc-server on two FIFOs echoes 8 B and 1 MiB and removes the FIFO
   TempDir dir;
   const std::string in = dir / "requests", out = dir / "replies";
   ServerProcess server(bin_path("spinrpc-server"), {"--api", "--fifo-in", in, "--fifo-out", out});
-  auto channel = SyncRpcChannel::connect_fifos(in, out);
+  auto channel = SyncRpcChannel::connect(spinrpc::Endpoint::fifos(in, out));
   check_echoes(channel);
   channel.close();
   const auto end = server.finish();
@@ -93,18 +95,18 @@ TEST_CASE("spinrpc-server on FIFOs serves a client that opens the reply FIFO fir
   REQUIRE(::mkfifo(in.c_str(), 0600) == 0);
   REQUIRE(::mkfifo(out.c_str(), 0600) == 0);
   ServerProcess server(bin_path("spinrpc-server"), {"--api", "--fifo-in", in, "--fifo-out", out});
-  // The order connect_fifos does not use: replies first (blocks until the
+  // The order connect() to FIFOs does not use: replies first (blocks until the
   // server opens them for writing), then requests.
   spinrpc::UniqueFd replies(::open(out.c_str(), O_RDONLY | O_CLOEXEC));
   REQUIRE(replies);
   spinrpc::UniqueFd requests(::open(in.c_str(), O_WRONLY | O_CLOEXEC));
   REQUIRE(requests);
-  spinrpc::FrameChannel channel(std::move(replies), std::move(requests));
+  spinrpc::FrameChannel channel = spinrpc::test::fd_channel(std::move(replies), std::move(requests));
   channel.write_frame(spinrpc::MessageType::Request, spinrpc::as_bytes("echo"), spinrpc::as_bytes("hi"));
   const auto reply = channel.read_frame();
   CHECK(reply.type == spinrpc::MessageType::Response);
   CHECK(reply.payload_text() == "hi");
-  channel = spinrpc::FrameChannel(spinrpc::UniqueFd(::open("/dev/null", O_RDONLY)), spinrpc::UniqueFd());
+  channel = spinrpc::test::fd_channel(spinrpc::UniqueFd(::open("/dev/null", O_RDONLY)), spinrpc::UniqueFd());
   const auto end = server.finish();
   CHECK(exited_with(end.status, 0));
   CHECK(file_exists(in));
@@ -158,7 +160,7 @@ TEST_CASE("spinrpc-server on FIFOs answers a client that wrote its request and c
   CHECK(end.stderr_text == "");
 }
 
-TEST_CASE("SyncRpcChannel::connect_fifos gives up in time when nobody opens the reply FIFO for writing") {
+TEST_CASE("SyncRpcChannel::connect to FIFOs gives up in time when nobody opens the reply FIFO for writing") {
   // A stuck or dead server between its two opens: something holds the
   // request FIFO for reading, nobody will open the reply FIFO for writing.
   TempDir dir;
@@ -171,7 +173,7 @@ TEST_CASE("SyncRpcChannel::connect_fifos gives up in time when nobody opens the 
   options.connect_timeout = 100ms;
   auto attempt = std::async(std::launch::async, [&] {
     try {
-      SyncRpcChannel::connect_fifos(in, out, options);
+      SyncRpcChannel::connect(spinrpc::Endpoint::fifos(in, out), options);
       return std::string("connected");
     } catch (const std::system_error& e) {
       return std::string(e.what());
@@ -181,7 +183,7 @@ TEST_CASE("SyncRpcChannel::connect_fifos gives up in time when nobody opens the 
     // Release the blocked open so the test can end, then fail.
     const spinrpc::UniqueFd release(::open(out.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC));
     attempt.wait();
-    FAIL("connect_fifos still waited in open() after 5 s");
+    FAIL("connect to FIFOs still waited in open() after 5 s");
   }
   CHECK(attempt.get() == "cannot connect to " + out + ": the server did not open it for writing in time: Connection timed out");
 }
@@ -196,7 +198,7 @@ spinrpc::UniqueFd never_accepting_listener(const std::string& path, int backlog)
   return listener;
 }
 
-TEST_CASE("SyncRpcChannel::connect_socket gives up in time on a stuck server whose backlog is full") {
+TEST_CASE("SyncRpcChannel::connect to a socket gives up in time on a stuck server whose backlog is full") {
   // A listener that never accepts (a stopped server): once its backlog is
   // full, a blocking connect(2) waits forever.
   TempDir dir;
@@ -216,7 +218,7 @@ TEST_CASE("SyncRpcChannel::connect_socket gives up in time on a stuck server who
   options.connect_timeout = 100ms;
   auto attempt = std::async(std::launch::async, [&] {
     try {
-      SyncRpcChannel::connect_socket(path, options);
+      SyncRpcChannel::connect(spinrpc::Endpoint::pipe(path), options);
       return std::string("connected");
     } catch (const std::system_error& e) {
       return std::string(e.what());
@@ -226,7 +228,7 @@ TEST_CASE("SyncRpcChannel::connect_socket gives up in time on a stuck server who
     ::shutdown(listener.get(), SHUT_RDWR);
     queued.clear();
     attempt.wait_for(5s);
-    FAIL("connect_socket still waited in connect() after 5 s");
+    FAIL("connect to a socket still waited in connect() after 5 s");
   }
   CHECK(attempt.get() == "cannot connect to " + path + " within 100 ms: Resource temporarily unavailable");
   // And a server started on that path refuses it: a live (stuck) server holds it.
@@ -240,7 +242,7 @@ TEST_CASE("Calls reach the client's callbacks over a socket and over FIFOs") {
   SUBCASE("socket") {
     const std::string path = dir / "api.sock";
     ServerProcess server(bin_path("scripted_server"), {"--pipe", path});
-    auto channel = SyncRpcChannel::connect_socket(path);
+    auto channel = SyncRpcChannel::connect(spinrpc::Endpoint::pipe(path));
     channel.register_callback("readFile", [](std::string_view, std::string_view arg) {
       return "contents of " + std::string(arg);
     });
@@ -252,7 +254,7 @@ TEST_CASE("Calls reach the client's callbacks over a socket and over FIFOs") {
   SUBCASE("FIFOs") {
     const std::string in = dir / "requests", out = dir / "replies";
     ServerProcess server(bin_path("scripted_server"), {"--fifo-in", in, "--fifo-out", out});
-    auto channel = SyncRpcChannel::connect_fifos(in, out);
+    auto channel = SyncRpcChannel::connect(spinrpc::Endpoint::fifos(in, out));
     channel.register_callback("readFile", [](std::string_view, std::string_view) -> std::string {
       throw std::runtime_error("no such file");
     });
@@ -271,10 +273,10 @@ TEST_CASE("spinrpc-server on a socket ends when the client disconnects in the mi
     spinrpc::append_frame(frame, spinrpc::MessageType::Request, spinrpc::as_bytes("echo"),
                           spinrpc::as_bytes("a payload cut short"));
     {
-      spinrpc::Connection connection = spinrpc::connect_unix_socket(path, 5s);
+      spinrpc::Streams connection = spinrpc::connect(spinrpc::Endpoint::pipe(path), {});
       // Up to the middle of the payload: EOF inside a field.
-      REQUIRE(::write(connection.out.get(), frame.data(), frame.size() - 5) ==
-              static_cast<ssize_t>(frame.size() - 5));
+      iovec part{frame.data(), frame.size() - 5};
+      connection.out->write_all(std::span<iovec>(&part, 1));
     }
     const auto end = server.finish();
     CHECK(exited_with(end.status, 1));
@@ -283,7 +285,7 @@ TEST_CASE("spinrpc-server on a socket ends when the client disconnects in the mi
   }
   SUBCASE("while the server waits for a CallResponse") {
     ServerProcess server(bin_path("scripted_server"), {"--pipe", path});
-    auto channel = SyncRpcChannel::connect_socket(path);
+    auto channel = SyncRpcChannel::connect(spinrpc::Endpoint::pipe(path));
     channel.register_callback("readFile", [&](std::string_view, std::string_view) -> std::string {
       // The client dies inside its callback: the server never gets an answer.
       std::_Exit(0);
@@ -325,7 +327,7 @@ TEST_CASE("spinrpc-server removes only the files it created: one put in their pl
   SUBCASE("FIFOs, the client leaves") {
     const std::string in = dir / "requests", out = dir / "replies";
     ServerProcess server(bin_path("spinrpc-server"), {"--api", "--fifo-in", in, "--fifo-out", out});
-    auto channel = SyncRpcChannel::connect_fifos(in, out);
+    auto channel = SyncRpcChannel::connect(spinrpc::Endpoint::fifos(in, out));
     CHECK(channel.request("echo", "hi") == "hi");
     replace_with_data(out);
     channel.close();
@@ -337,7 +339,7 @@ TEST_CASE("spinrpc-server removes only the files it created: one put in their pl
   SUBCASE("socket, SIGTERM") {
     const std::string path = dir / "api.sock";
     ServerProcess server(bin_path("spinrpc-server"), {"--api", "--pipe", path});
-    auto channel = SyncRpcChannel::connect_socket(path);
+    auto channel = SyncRpcChannel::connect(spinrpc::Endpoint::pipe(path));
     CHECK(channel.request("echo", "hi") == "hi");
     replace_with_data(path);
     server.kill(SIGTERM);
@@ -363,7 +365,7 @@ TEST_CASE("spinrpc-server ends on SIGTERM or SIGINT with a client connected, rem
   SUBCASE("socket, SIGTERM") {
     const std::string path = dir / "api.sock";
     ServerProcess server(bin_path("spinrpc-server"), {"--api", "--pipe", path});
-    auto channel = SyncRpcChannel::connect_socket(path);
+    auto channel = SyncRpcChannel::connect(spinrpc::Endpoint::pipe(path));
     CHECK(channel.request("echo", "before") == "before");
     server.kill(SIGTERM);
     const auto end = server.finish();
@@ -375,7 +377,7 @@ TEST_CASE("spinrpc-server ends on SIGTERM or SIGINT with a client connected, rem
   SUBCASE("FIFOs, SIGINT") {
     const std::string in = dir / "requests", out = dir / "replies";
     ServerProcess server(bin_path("spinrpc-server"), {"--api", "--fifo-in", in, "--fifo-out", out});
-    auto channel = SyncRpcChannel::connect_fifos(in, out);
+    auto channel = SyncRpcChannel::connect(spinrpc::Endpoint::fifos(in, out));
     CHECK(channel.request("echo", "before") == "before");
     server.kill(SIGINT);
     const auto end = server.finish();
@@ -387,7 +389,7 @@ TEST_CASE("spinrpc-server ends on SIGTERM or SIGINT with a client connected, rem
   SUBCASE("socket, SIGTERM before any client came") {
     const std::string path = dir / "api.sock";
     ServerProcess server(bin_path("spinrpc-server"), {"--api", "--pipe", path});
-    auto probe = SyncRpcChannel::connect_socket(path);  // waits until it listens
+    auto probe = SyncRpcChannel::connect(spinrpc::Endpoint::pipe(path));  // waits until it listens
     server.kill(SIGTERM);
     const auto end = server.finish();
     CHECK(exited_with(end.status, 128 + SIGTERM));
@@ -400,7 +402,7 @@ TEST_CASE("spinrpc-server replaces a stale socket file and refuses a path a live
   const std::string path = dir / "api.sock";
   make_stale_socket(path);
   ServerProcess first(bin_path("spinrpc-server"), {"--api", "--pipe", path});
-  auto channel = SyncRpcChannel::connect_socket(path);
+  auto channel = SyncRpcChannel::connect(spinrpc::Endpoint::pipe(path));
   CHECK(channel.request("echo", "first") == "first");
 
   const auto second = run_server(bin_path("spinrpc-server"), {"--api", "--pipe", path});
@@ -471,14 +473,14 @@ TEST_CASE("spinrpc-server refuses bad socket paths with one line and leaves noth
   }
 }
 
-TEST_CASE("SyncRpcChannel::connect_socket gives up after its timeout with an error naming the path") {
+TEST_CASE("SyncRpcChannel::connect to a socket gives up after its timeout with an error naming the path") {
   TempDir dir;
   const std::string path = dir / "nobody.sock";
   spinrpc::SyncRpcOptions options;
   options.connect_timeout = 50ms;
   try {
-    SyncRpcChannel::connect_socket(path, options);
-    FAIL("connect_socket succeeded with nobody listening");
+    SyncRpcChannel::connect(spinrpc::Endpoint::pipe(path), options);
+    FAIL("connect to a socket succeeded with nobody listening");
   } catch (const std::system_error& e) {
     CHECK(std::string(e.what()) == "cannot connect to " + path + " within 50 ms: No such file or directory");
   }
@@ -488,7 +490,7 @@ TEST_CASE("SyncRpcChannel talks to the real tsgo over its --pipe socket") {
   TempDir dir;
   const std::string path = dir / "tsgo.sock";
   ServerProcess server(spinrpc::test::tsgo_path(), {"--api", "--cwd", "/some/dir", "--pipe", path});
-  auto channel = SyncRpcChannel::connect_socket(path);
+  auto channel = SyncRpcChannel::connect(spinrpc::Endpoint::pipe(path));
   check_echoes(channel);
   CHECK(channel.request("initialize", "null") ==
         R"({"useCaseSensitiveFileNames":true,"currentDirectory":"/some/dir"})");
@@ -545,7 +547,7 @@ TEST_CASE("SyncRpcChannel drops a socket connection whose server does not answer
   ServerProcess server(bin_path("scripted_server"), {"--pipe", path});
   spinrpc::SyncRpcOptions options;
   options.request_timeout = 100ms;
-  auto channel = SyncRpcChannel::connect_socket(path, options);
+  auto channel = SyncRpcChannel::connect(spinrpc::Endpoint::pipe(path), options);
   CHECK_THROWS_WITH_AS(channel.request("neverAnswer", ""),
                        ("the server at " + path +
                         " did not answer `neverAnswer` within 100 ms; the connection was closed")
@@ -585,9 +587,9 @@ TEST_CASE("SyncRpcChannel bounds the write of a request over a socket whose serv
   const spinrpc::UniqueFd listener = never_accepting_listener(path, 4);
   spinrpc::SyncRpcOptions options;
   options.request_timeout = 300ms;
-  auto channel = SyncRpcChannel::connect_socket(path, options);
+  auto channel = SyncRpcChannel::connect(spinrpc::Endpoint::pipe(path), options);
   const std::string big(16 << 20, 'x');
-  const std::string thrown = what_it_throws([&] { channel.request("echo", big); }, "connect_socket's request");
+  const std::string thrown = what_it_throws([&] { channel.request("echo", big); }, "a socket connection's request");
   CHECK(thrown == "TimedOut: the server at " + path + " did not answer `echo` within 300 ms; the connection was closed");
 }
 
@@ -605,11 +607,11 @@ TEST_CASE("SyncRpcChannel bounds the write of a request over FIFOs whose server 
   });
   spinrpc::SyncRpcOptions options;
   options.request_timeout = 300ms;
-  auto channel = SyncRpcChannel::connect_fifos(to_server, from_server, options);
+  auto channel = SyncRpcChannel::connect(spinrpc::Endpoint::fifos(to_server, from_server), options);
   REQUIRE(server_out.wait_for(10s) == std::future_status::ready);
   const spinrpc::UniqueFd server_out_fd = server_out.get();
   const std::string big(16 << 20, 'x');
-  const std::string thrown = what_it_throws([&] { channel.request("echo", big); }, "connect_fifos' request");
+  const std::string thrown = what_it_throws([&] { channel.request("echo", big); }, "a FIFO connection's request");
   CHECK(thrown == "TimedOut: the server at " + to_server + " did not answer `echo` within 300 ms; the connection was closed");
 }
 

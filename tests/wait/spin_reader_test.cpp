@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "descriptor/pipe.h"
-#include "stream/fd_input_stream.h"
+#include "stream/fd_input_stream_posix.h"
 #include "wait/spin_reader.h"
 #include "stream/timed_out.h"
 #include "descriptor/unique_fd.h"

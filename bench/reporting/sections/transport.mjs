@@ -11,8 +11,8 @@ export default function section({ say, groups, find, floorOf }) {
   if (any) {
     say(`## Transport: ${any.params.bytes}-byte echoes over stdio, a Unix socket and two FIFOs`, "");
     say("The same back-to-back echo through the client shim over each of spinrpc-server's transports: `stdio` (spawned behind the shim " +
-      "on two pipes, as in the echo table), `socket` (`--pipe PATH`, `SyncRpcChannel::connect_socket`) and `fifo` (`--fifo-in`/`--fifo-out`, " +
-      "`connect_fifos`); for the last two the benchmark spawns the server itself with its endpoint in a fresh temp dir, and fails unless the " +
+      "on two pipes, as in the echo table), `socket` (`--pipe PATH`, `SyncRpcChannel::connect(Endpoint::pipe)`) and `fifo` (`--fifo-in`/`--fifo-out`, " +
+      "`connect(Endpoint::fifos)`); for the last two the benchmark spawns the server itself with its endpoint in a fresh temp dir, and fails unless the " +
       "server exits 0 and removes its files when the channel closes. `/ stdio off` divides by the stdio cell with spin off; `/ stdio` by stdio " +
       "under the same variant (the transport's own cost).", "");
     say("`aux threads` are the server's threads besides the main one (the Boost.Asio signal watcher; with `--pipe` also the acceptor that " +

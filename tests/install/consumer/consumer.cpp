@@ -41,6 +41,13 @@ int main() {
     expect(embedded.request("fileLength", "/src/a.ts") == "12", "fileLength through a Call");
     expect(asked_for == "/src/a.ts", "the Call's payload");
     expect(embedded.close() == 0, "file-length-server exits 0 on EOF");
+
+    spinrpc::SyncRpcChannel readme_server(STDIO_SERVER, {});
+    readme_server.register_callback("readFile", [](std::string_view, std::string_view) {
+      return std::string("five!");
+    });
+    expect(readme_server.request("fileLength", "/src/b.ts") == "5", "README's embedded server over stdio");
+    expect(readme_server.close() == 0, "README's embedded server exits 0 on EOF");
   } catch (const std::exception& e) {
     expect(false, std::string("exception: ") + e.what());
   }

@@ -1,4 +1,4 @@
-#include "stream/fd_output_stream.h"
+#include "stream/fd_output_stream_posix.h"
 
 #include <fcntl.h>       // ::vmsplice, O_WRONLY
 #include <poll.h>        // ::poll
@@ -40,7 +40,8 @@ bool is_pipe(int fd) {
 
 }  // namespace
 
-FdOutputStream::FdOutputStream(UniqueFd out, const BufferOptions& options) : out_(std::move(out)) {
+FdOutputStream::FdOutputStream(UniqueFd out, const BufferOptions& options, int read_ahead_fd)
+    : out_(std::move(out)), read_ahead_fd_(read_ahead_fd) {
   BufferOptions::LargeWrites large_writes = options.large_writes;
   if (options.read_while_writing && out_) {
     large_writes = BufferOptions::LargeWrites::copy;  // vmsplice would wait for room
@@ -207,7 +208,7 @@ ssize_t FdOutputStream::write_once(const iovec* iov, int count) {
 void FdOutputStream::wait_until_writable(WhileWriteWaits* while_waiting) {
   const int out = out_.get();
   for (;;) {
-    const int in = while_waiting != nullptr && !input_ended_ ? while_waiting->input_fd() : -1;
+    const int in = while_waiting != nullptr && !input_ended_ ? read_ahead_fd_ : -1;
     const int timeout_ms = write_timeout_ms(deadline_);
     // The peer may be blocked writing to us, waiting for us to read before
     // it reads what we write: read while we wait (a socket is one fd both

@@ -26,6 +26,9 @@ namespace spinrpc {
 /// deadline if one is set: a blocking descriptor cannot be bounded, so a
 /// caller that needs bounded writes hands over a non-blocking one, as
 /// SyncRpcChannel does). The descriptor's flags are never changed.
+///
+/// POSIX: a Windows handle would be a sibling (`*_win32`), not a branch
+/// here (docs/CONVENTIONS.md#platforms).
 class FdOutputStream final : public OutputStream {
  public:
   /// The smallest part lent to a pipe: one default pipe's capacity. Below
@@ -38,7 +41,10 @@ class FdOutputStream final : public OutputStream {
 
   /// Takes `out` (may be empty: a stream that is never written). Uses
   /// options.large_writes, read_while_writing and retained_buffer_bytes.
-  FdOutputStream(UniqueFd out, const BufferOptions& options);
+  /// `read_ahead_fd` (borrowed, -1: none): the input watched while a write
+  /// waits and a WhileWriteWaits was given; it must outlive this stream's
+  /// writes (fd_streams() passes its own input's).
+  FdOutputStream(UniqueFd out, const BufferOptions& options, int read_ahead_fd = -1);
 
   void write_all(std::span<iovec> parts, WhileWriteWaits* while_waiting = nullptr) override;
   void set_deadline(const Deadline& deadline) noexcept override { deadline_ = deadline; }
@@ -48,7 +54,9 @@ class FdOutputStream final : public OutputStream {
     into.lent_parts += lent_parts_;
     into.unlent_parts += unlent_parts_;
   }
-  int fd() const noexcept override { return out_.get(); }
+
+  /// The descriptor written to (owned).
+  int fd() const noexcept { return out_.get(); }
 
  private:
   enum class WriteWith { as_found, own_nonblocking, send_dontwait };
@@ -61,6 +69,7 @@ class FdOutputStream final : public OutputStream {
   void wait_until_writable(WhileWriteWaits* while_waiting);
 
   UniqueFd out_;
+  int read_ahead_fd_;  // borrowed: the input watched while a write waits (-1: none)
   Deadline deadline_;
   std::array<std::byte, 4096> gather_;  // a small message's parts, made one
   WriteWith write_with_ = WriteWith::as_found;

@@ -16,24 +16,35 @@ namespace spinrpc {
 /// something. Blocking is a plain read on the descriptor itself (poll first
 /// if it came non-blocking, or with a deadline).
 /// docs/SPIN-NOTES.md#descriptors-left-as-found measures them.
-class FdInputStream final : public InputStream {
+///
+/// POSIX: a Windows handle would be a sibling (`*_win32`), not a branch
+/// here (docs/CONVENTIONS.md#platforms).
+class FdInputStream final : public InputStream, private PeerLookup, private MessageSizeHint {
  public:
   /// Takes `fd`. Throws std::system_error if it is not an open descriptor.
   /// `for_spinning`: tries will be made, so a pipe is opened once more
   /// through /proc now (without it, try_read falls back to preadv2).
-  /// `may_grow_pipe`: expect() may grow a pipe (BufferOptions::grow_read_pipe).
+  /// `may_grow_pipe`: a message announced through the traits' size_hint
+  /// may grow a pipe (BufferOptions::grow_read_pipe); without it the
+  /// traits offer none. Traits: a system call per try, "descriptor", the
+  /// peer's pid through peer_pid().
   FdInputStream(UniqueFd fd, bool for_spinning, bool may_grow_pipe);
 
   long try_read(std::byte* buf, std::size_t len) override;
   std::size_t read_blocking(std::byte* buf, std::size_t len, const Deadline& deadline) override;
   bool readable_now() override;
+
   /// A socket's SO_PEERCRED, or the nearest of a few ancestors that holds
   /// our pipe's write end (the parent, or the client behind a wrapper that
-  /// did not exec: `sh -c`, `timeout`). Reads /proc: not for the hot path.
+  /// did not exec: `sh -c`, `timeout`); 0 when neither tells. Reads /proc:
+  /// not for the hot path.
   int peer_pid() const noexcept override;
-  void expect(std::size_t bytes) noexcept override;
-  int poll_fd() const noexcept override { return fd_.get(); }
-  const char* kind() const noexcept override { return "descriptor"; }
+
+  /// The pipe rule: only when more than a pipeful of the message is still
+  /// to come would the writer wait for us before it ends, so only then is
+  /// the pipe grown to hold the message (up to kMaxPipeBytes,
+  /// descriptor/pipe.h; docs/NODE.md, "tsgo's big replies").
+  void message_arriving(std::size_t message_bytes, std::size_t buffered_bytes) noexcept override;
 
   /// The descriptor read from (owned).
   int fd() const noexcept { return fd_.get(); }
@@ -50,7 +61,6 @@ class FdInputStream final : public InputStream {
   UniqueFd fd_;
   UniqueFd nonblocking_;  // own_nonblocking: our O_NONBLOCK description of fd_'s pipe
   TryWith try_with_ = TryWith::preadv2_nowait;
-  bool may_grow_pipe_;
   std::size_t pipe_bytes_ = 0;  // the pipe's capacity as last set or read; 0 = unknown
 };
 

@@ -4,6 +4,7 @@
 #include <memory>  // std::unique_ptr
 #include <string>  // std::string
 
+#include "transport/endpoint.h"
 #include "transport/transport.h"
 
 namespace spinrpc {
@@ -21,10 +22,12 @@ std::unique_ptr<Transport> make_fifo_transport(const std::string& in_path,
 
 /// Opens a server's FIFO pair: `to_server` for writing, retrying while the
 /// server has not created or opened it yet (ENOENT, ENXIO) for up to
-/// `timeout`; then `from_server` for reading, which blocks until the server
-/// opens it for writing (it does so right after opening `to_server`).
-/// Throws std::system_error naming the path that failed.
-Connection connect_fifo_pair(const std::string& to_server, const std::string& from_server,
-                             std::chrono::milliseconds timeout);
+/// options.timeout; then `from_server` for reading, which blocks until the
+/// server opens it for writing (it does so right after opening
+/// `to_server`), within what is left of the timeout. Returns their Streams.
+/// Throws std::system_error naming the path that failed. connect()
+/// (transport/endpoint.h) calls it for Endpoint::Kind::fifos.
+Streams connect_fifo_pair(const std::string& to_server, const std::string& from_server,
+                          const ConnectOptions& options);
 
 }  // namespace spinrpc

@@ -1,4 +1,4 @@
-#include "transport/fifo.h"
+#include "transport/fifo_posix.h"
 
 #include <fcntl.h>     // ::open, ::fcntl, O_*
 #include <sys/stat.h>  // ::mkfifo, ::stat, ::fstat, ::chmod, S_ISFIFO
@@ -13,6 +13,7 @@
 #include <thread>        // std::thread
 
 #include "descriptor/syscall.h"
+#include "stream/fd_streams_posix.h"
 #include "transport/connect_retry.h"
 #include "transport/created_files.h"
 
@@ -177,19 +178,21 @@ std::unique_ptr<Transport> make_fifo_transport(const std::string& in_path,
   return std::make_unique<FifoTransport>(in_path, out_path, files);
 }
 
-Connection connect_fifo_pair(const std::string& to_server, const std::string& from_server,
-                             std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+Streams connect_fifo_pair(const std::string& to_server, const std::string& from_server,
+                          const ConnectOptions& options) {
+  const auto deadline = std::chrono::steady_clock::now() + options.timeout;
   // O_NONBLOCK: an open for writing fails with ENXIO instead of blocking
   // while the server has no reader on its request FIFO yet.
   UniqueFd out = detail::retry_connect(
       [&] { return UniqueFd(::open(to_server.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC)); },
-      {ENOENT, ENXIO}, to_server, timeout);
-  set_nonblocking(out.get(), false);
+      {ENOENT, ENXIO}, to_server, options.timeout);
+  // Our own open description: blocking, unless writes are to be bounded.
+  set_nonblocking(out.get(), options.bounded_writes);
   // Blocking, so the first read cannot mistake "no writer yet" for EOF,
   // but bounded by what is left of the timeout: a server that died or hangs
   // between the two opens must not hold the client forever.
-  return {open_reader_within(from_server, deadline), std::move(out)};
+  UniqueFd in = open_reader_within(from_server, deadline);
+  return fd_streams(std::move(in), std::move(out), options.buffer, options.spinning);
 }
 
 }  // namespace spinrpc

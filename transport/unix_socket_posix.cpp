@@ -1,4 +1,4 @@
-#include "transport/unix_socket.h"
+#include "transport/unix_socket_posix.h"
 
 #include <fcntl.h>       // ::fcntl, FD_CLOEXEC, AT_FDCWD
 #include <stdlib.h>      // ::mkdtemp
@@ -16,6 +16,7 @@
 #include "descriptor/glibc_extensions.h"
 #include "descriptor/stderr_lines.h"
 #include "descriptor/syscall.h"
+#include "stream/fd_streams_posix.h"
 #include "transport/connect_retry.h"
 #include "transport/created_files.h"
 
@@ -203,7 +204,7 @@ std::unique_ptr<Transport> make_unix_socket_transport(const std::string& path, S
   return std::make_unique<UnixSocketTransport>(path, place, files, program);
 }
 
-Connection connect_unix_socket(const std::string& path, std::chrono::milliseconds timeout) {
+Streams connect_unix_socket(const std::string& path, const ConnectOptions& options) {
   const sockaddr_un address = unix_socket_address(path, "cannot connect to");
   UniqueFd socket = detail::retry_connect(
       [&] {
@@ -223,10 +224,11 @@ Connection connect_unix_socket(const std::string& path, std::chrono::millisecond
         }
         return fd;
       },
-      {ENOENT, ECONNREFUSED, EAGAIN}, path, timeout);
-  set_nonblocking(socket.get(), false);
+      {ENOENT, ECONNREFUSED, EAGAIN}, path, options.timeout);
+  // One open description both ways: blocking, unless writes are to be bounded.
+  set_nonblocking(socket.get(), options.bounded_writes);
   UniqueFd out = UniqueFd::duplicate(socket.get());
-  return {std::move(socket), std::move(out)};
+  return fd_streams(std::move(socket), std::move(out), options.buffer, options.spinning);
 }
 
 }  // namespace spinrpc

@@ -3,7 +3,7 @@
 #include <chrono>  // std::chrono::milliseconds
 #include <memory>  // std::shared_ptr
 
-#include "stream/shm_ring.h"
+#include "stream/shm_ring_linux.h"
 #include "stream/streams.h"
 
 namespace spinrpc {
@@ -29,7 +29,8 @@ inline constexpr std::size_t kRingPublishEvery = 64 * 1024;
 /// (RingCorrupt otherwise). The OutputStream, destroyed, marks its
 /// direction closed and wakes the reader: the peer then reads EOF as it
 /// would from a pipe. Neither stream lends memory or reads ahead
-/// (BufferOptions::read_while_writing is a pipe's).
+/// (BufferOptions::read_while_writing is a pipe's). `pipes.out` must be an
+/// FdOutputStream (fd_streams()): std::invalid_argument otherwise.
 Streams shm_streams(std::shared_ptr<SharedRing> ring, SharedRing::Side side, Streams pipes);
 
 }  // namespace spinrpc

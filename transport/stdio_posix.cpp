@@ -2,6 +2,8 @@
 
 #include <unistd.h>  // STDIN_FILENO, STDOUT_FILENO
 
+#include "stream/fd_streams_posix.h"
+
 namespace spinrpc {
 namespace {
 

@@ -1,4 +1,4 @@
-#include "stream/shm_streams.h"
+#include "stream/shm_streams_linux.h"
 
 #include <fcntl.h>  // O_WRONLY
 #include <poll.h>   // ::poll, POLLOUT, POLLERR, POLLHUP
@@ -10,11 +10,13 @@
 #include <cerrno>     // ETIMEDOUT
 #include <cstring>    // std::memcpy
 #include <optional>   // std::optional
+#include <stdexcept>  // std::invalid_argument
 #include <string>     // std::to_string
 #include <utility>    // std::move
 
 #include "descriptor/syscall.h"
-#include "stream/futex.h"
+#include "stream/fd_output_stream_posix.h"
+#include "stream/futex_linux.h"
 #include "stream/peer_closed.h"
 #include "stream/timed_out.h"
 
@@ -79,8 +81,11 @@ inline void announce_sleep(std::atomic<std::uint32_t>& asleep) noexcept {
 // only ever written, never read back.
 class ShmInputStream final : public InputStream {
  public:
+  // A try is a load of the head's cache line (StreamTraits::Tries); the
+  // peer is the pipe's.
   ShmInputStream(std::shared_ptr<SharedRing> ring, SharedRing::Direction direction, std::unique_ptr<InputStream> pipe)
-      : ring_(std::move(ring)), dir_(direction), control_(*direction.control), pipe_(std::move(pipe)) {}
+      : InputStream(StreamTraits{StreamTraits::Tries::memory_load, "shared memory", pipe->traits().peer, nullptr}),
+        ring_(std::move(ring)), dir_(direction), control_(*direction.control), pipe_(std::move(pipe)) {}
 
   long try_read(std::byte* buf, std::size_t len) override {
     std::uint32_t available = published();
@@ -116,12 +121,6 @@ class ShmInputStream final : public InputStream {
     }
   }
 
-  int peer_pid() const noexcept override { return pipe_->peer_pid(); }
-  // A try is a load of the head's cache line: ~64 of them take about as
-  // long as one clock read on a paravirtual clock.
-  unsigned tries_per_clock_read() const noexcept override { return 64; }
-  bool placement_applies() const noexcept override { return false; }
-  const char* kind() const noexcept override { return "shared memory"; }
   void add_counters(StreamCounters& into) const noexcept override {
     pipe_->add_counters(into);
     into.ring_sleeps += sleeps_;
@@ -190,7 +189,7 @@ class ShmInputStream final : public InputStream {
 // read (and checked), reread only when the room it leaves is too small.
 class ShmOutputStream final : public OutputStream {
  public:
-  ShmOutputStream(std::shared_ptr<SharedRing> ring, SharedRing::Direction direction, std::unique_ptr<OutputStream> pipe)
+  ShmOutputStream(std::shared_ptr<SharedRing> ring, SharedRing::Direction direction, std::unique_ptr<FdOutputStream> pipe)
       : ring_(std::move(ring)), dir_(direction), control_(*direction.control), pipe_(std::move(pipe)),
         doorbell_(reopen_nonblocking(pipe_->fd(), O_WRONLY)) {}
 
@@ -308,7 +307,7 @@ class ShmOutputStream final : public OutputStream {
   std::shared_ptr<SharedRing> ring_;  // keeps the mapping
   SharedRing::Direction dir_;
   RingControl& control_;
-  std::unique_ptr<OutputStream> pipe_;
+  std::unique_ptr<FdOutputStream> pipe_;  // the pipe beside the ring: doorbells and liveness
   UniqueFd doorbell_;  // our own O_NONBLOCK description of pipe_'s pipe, or none
   Deadline deadline_;
   std::uint32_t head_ = 0;
@@ -320,11 +319,17 @@ class ShmOutputStream final : public OutputStream {
 }  // namespace
 
 Streams shm_streams(std::shared_ptr<SharedRing> ring, SharedRing::Side side, Streams pipes) {
+  // The doorbell is a byte on the output's pipe, written without waiting
+  // through a description of our own: a descriptor's business.
+  auto* pipe_out = dynamic_cast<FdOutputStream*>(pipes.out.get());
+  if (pipe_out == nullptr) throw std::invalid_argument("shm_streams: the streams beside a ring must be descriptors");
+  std::unique_ptr<FdOutputStream> doorbell_pipe(pipe_out);
+  pipes.out.release();
   const SharedRing::Direction in = ring->inbound(side);
   const SharedRing::Direction out = ring->outbound(side);
   Streams streams;
   streams.in = std::make_unique<ShmInputStream>(ring, in, std::move(pipes.in));
-  streams.out = std::make_unique<ShmOutputStream>(std::move(ring), out, std::move(pipes.out));
+  streams.out = std::make_unique<ShmOutputStream>(std::move(ring), out, std::move(doorbell_pipe));
   return streams;
 }
 

@@ -1,4 +1,4 @@
-#include "stream/fd_input_stream.h"
+#include "stream/fd_input_stream_posix.h"
 
 #include <fcntl.h>       // ::fcntl, O_RDONLY
 #include <poll.h>        // ::poll
@@ -20,7 +20,9 @@
 namespace spinrpc {
 
 FdInputStream::FdInputStream(UniqueFd fd, bool for_spinning, bool may_grow_pipe)
-    : fd_(std::move(fd)), may_grow_pipe_(may_grow_pipe) {
+    : InputStream(StreamTraits{}), fd_(std::move(fd)) {
+  mutable_traits().peer = this;
+  if (may_grow_pipe) mutable_traits().size_hint = this;
   // The fd must be open; its flags are only read, never changed.
   check_syscall([&] { return ::fcntl(fd_.get(), F_GETFL); }, "get flags of", fd_.get());
   if (!for_spinning) return;
@@ -137,8 +139,10 @@ int FdInputStream::peer_pid() const noexcept {
   return 0;
 }
 
-void FdInputStream::expect(std::size_t bytes) noexcept {
-  if (may_grow_pipe_) grow_pipe(fd_.get(), pipe_bytes_, bytes);
+void FdInputStream::message_arriving(std::size_t message_bytes, std::size_t buffered_bytes) noexcept {
+  // More than a pipeful still to come: the writer would wait for us before it ends.
+  if (message_bytes < buffered_bytes + kDefaultPipeBytes) return;
+  grow_pipe(fd_.get(), pipe_bytes_, message_bytes);
 }
 
 }  // namespace spinrpc

@@ -1,4 +1,4 @@
-#include "stream/shm_ring.h"
+#include "stream/shm_ring_linux.h"
 
 #include <fcntl.h>     // ::fcntl, F_ADD_SEALS, F_GET_SEALS, F_SEAL_*
 #include <sys/mman.h>  // ::memfd_create, ::mmap, ::munmap

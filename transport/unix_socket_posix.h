@@ -6,6 +6,7 @@
 #include <memory>  // std::unique_ptr
 #include <string>  // std::string
 
+#include "transport/endpoint.h"
 #include "transport/transport.h"
 
 namespace spinrpc {
@@ -43,9 +44,11 @@ std::unique_ptr<Transport> make_unix_socket_transport(const std::string& path, S
                                                      CreatedFiles& files, const std::string& program);
 
 /// Connects to the Unix domain socket at `path`, retrying every few ms while
-/// nothing listens there yet (ENOENT, ECONNREFUSED) for up to `timeout`.
+/// nothing listens there yet (ENOENT, ECONNREFUSED) for up to
+/// options.timeout, and returns its Streams (the socket twice, dup'ed).
 /// Throws std::system_error naming the path ("cannot connect to /tmp/x.sock
 /// within 5000 ms: Connection refused") on timeout or any other failure.
-Connection connect_unix_socket(const std::string& path, std::chrono::milliseconds timeout);
+/// connect() (transport/endpoint.h) calls it for Endpoint::Kind::pipe.
+Streams connect_unix_socket(const std::string& path, const ConnectOptions& options);
 
 }  // namespace spinrpc

@@ -20,6 +20,7 @@ import { cpSync, mkdirSync, readdirSync, mkdtempSync, readFileSync, realpathSync
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
+import { dialectNamed } from "../../node/dialects.mjs";
 import { REPO_ROOT } from "./peers.mjs";
 import { VERSIONS, version } from "./versions.mjs";
 
@@ -54,7 +55,7 @@ function link(target, at) {
 // The program each tool runs: the version's API with its own server, one
 // echo; prints which channel's class the client has.
 function programs(ts) {
-  const entry = `${ts.name}/${ts.dialect === "7.0" ? "unstable/" : ""}sync`;
+  const entry = `${ts.name}/${dialectNamed(ts.dialect).exports.sync}`;
   const body = (api) => `const api = new API({ cwd: ${JSON.stringify(scratch)} });
 const channel = api.client.channel;
 console.log(JSON.stringify({ spinrpc: channel.constructor.spinrpc ?? null, echo: api.client.echo("hi") }));

@@ -257,8 +257,13 @@ std::string callbacks_help() {
       if (!names.empty()) names += ",";
       names += item;
     }
-    text += std::string(kHelpColumn) + std::string(dialect.name) + ": " + (previous != nullptr ? "also " : "") + names;
-    if (sentinels) text += names.empty() ? "NAME:SENTINEL items" : " and NAME:SENTINEL items";
+    text += std::string(kHelpColumn) + std::string(dialect.name) + ": ";
+    if (previous == nullptr) text += names;
+    else if (names.empty() && !sentinels) text += "the same";
+    else {
+      text += "also " + names;
+      if (sentinels) text += names.empty() ? "NAME:SENTINEL items" : " and NAME:SENTINEL items";
+    }
     text += "\n";
     previous = &dialect.callback_items;
   }

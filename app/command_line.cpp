@@ -275,15 +275,9 @@ std::string pipe_help() {
   std::string text;
   for (const ApiVersion version : api_versions()) {
     const ApiDialect& dialect = api_dialect(version);
-    text += std::string(kHelpColumn) + std::string(dialect.name) + ": ";
-    switch (dialect.pipe) {
-      case PipeLayout::socket_at_path:
-        text += "at PATH (a stale socket there is replaced)\n";
-        break;
-      case PipeLayout::private_directory:
-        text += "PATH is a new directory (0700) holding PATH/socket\n";
-        break;
-    }
+    text += std::string(kHelpColumn) + std::string(dialect.name) + ": " +
+            (dialect.pipe == PipeLayout::socket_at_path ? "at PATH (a stale socket there is replaced)\n"
+                                                         : "PATH is a new directory (0700) holding PATH/socket\n");
   }
   return text;
 }

@@ -75,7 +75,9 @@ CommandLine parse_command_line(const std::vector<std::string>& args, const char*
   CommandLine line{};
   line.max_message_bytes = Limits::kDefaultMaxMessageBytes;
   bool cwd_set = false;
-  bool saw_7_1_flag = false;
+  // The newest version a flag on the command line implies (its client
+  // introduced the flag), and --ts-api's.
+  std::optional<ApiVersion> implied;
   std::optional<ApiVersion> api_version_flag;
   for (std::size_t i = 0; i < args.size(); ++i) {
     std::string_view arg = args[i];
@@ -107,17 +109,19 @@ CommandLine parse_command_line(const std::vector<std::string>& args, const char*
       line.server.cwd = value();
       cwd_set = true;
     } else if (name == "callbacks") line.server.callbacks = split_callbacks(value());
-    else if (name == "useCaseSensitiveFileNames") {
-      line.use_case_sensitive_file_names = boolean();
-      saw_7_1_flag = true;
-    } else if (name == "runExternalCode") {
-      line.run_external_code = boolean();
-      saw_7_1_flag = true;
+    else if (const std::optional<ApiVersion> introduced = api_version_of_flag(name)) {
+      // A boolean flag of a newer client's (node/dialects.json, "flags"):
+      // accepted, and it implies that version; the ones a reply reads are kept.
+      const bool on = boolean();
+      if (name == "useCaseSensitiveFileNames") line.use_case_sensitive_file_names = on;
+      if (name == "runExternalCode") line.run_external_code = on;
+      if (!implied || *implied < *introduced) implied = introduced;
     } else if (name == "ts-api") {
       const std::string_view text = value();
       api_version_flag = parse_api_version(text);
       if (!api_version_flag) {
-        throw UsageError("invalid value \"" + std::string(text) + "\" for -ts-api: expected 7.0 or 7.1");
+        throw UsageError("invalid value \"" + std::string(text) + "\" for -ts-api: expected " +
+                         api_version_names(" or "));
       }
     }
     else if (name == "pipe") {
@@ -155,7 +159,7 @@ CommandLine parse_command_line(const std::vector<std::string>& args, const char*
     else throw UsageError("flag provided but not defined: -" + std::string(name));
   }
   line.server.api_version = choose_api_version(api_version_flag, {kApiVersionVariable.name, api_version_env},
-                                               saw_7_1_flag, line.warnings);
+                                               implied, line.warnings);
   const ApiDialect& dialect = api_dialect(line.server.api_version);
   for (const std::string& item : line.server.callbacks) {
     if (!accepts_callback_item(dialect, item)) throw UsageError("unknown callback name: " + item);
@@ -207,41 +211,134 @@ std::string version_text(const std::string& program) {
   return text + ")";
 }
 
+namespace {
+
+// The column the usage text's explanations start at.
+constexpr std::string_view kHelpColumn = "                        ";
+
+// "  --flag" padded to the help column, or followed by two spaces when longer.
+std::string flag_column(const std::string& flag) {
+  std::string text = "  " + flag;
+  text += text.size() + 1 < kHelpColumn.size() ? std::string(kHelpColumn.size() - text.size(), ' ') : "  ";
+  return text;
+}
+
+// The names of the versions where `field` is true: "7.1".
+std::string versions_where(bool ApiDialect::*field) {
+  std::string text;
+  for (const ApiVersion version : api_versions()) {
+    const ApiDialect& dialect = api_dialect(version);
+    if (!(dialect.*field)) continue;
+    if (!text.empty()) text += ", ";
+    text += dialect.name;
+  }
+  return text;
+}
+
+bool lists(const std::vector<std::string_view>& items, std::string_view item) {
+  return std::find(items.begin(), items.end(), item) != items.end();
+}
+
+// --callbacks per version: the oldest's names, then what each newer one
+// adds (its new names, and NAME:SENTINEL items when it has new ones).
+std::string callbacks_help() {
+  std::string text;
+  const std::vector<std::string_view>* previous = nullptr;
+  for (const ApiVersion version : api_versions()) {
+    const ApiDialect& dialect = api_dialect(version);
+    std::string names;
+    bool sentinels = false;
+    for (const std::string_view item : dialect.callback_items) {
+      if (previous != nullptr && lists(*previous, item)) continue;
+      if (item.find(':') != std::string_view::npos) {
+        sentinels = true;
+        continue;
+      }
+      if (!names.empty()) names += ",";
+      names += item;
+    }
+    text += std::string(kHelpColumn) + std::string(dialect.name) + ": ";
+    if (previous == nullptr) text += names;
+    else if (names.empty() && !sentinels) text += "the same";
+    else {
+      text += "also " + names;
+      if (sentinels) text += names.empty() ? "NAME:SENTINEL items" : " and NAME:SENTINEL items";
+    }
+    text += "\n";
+    previous = &dialect.callback_items;
+  }
+  return text;
+}
+
+// --pipe per version.
+std::string pipe_help() {
+  std::string text;
+  for (const ApiVersion version : api_versions()) {
+    const ApiDialect& dialect = api_dialect(version);
+    text += std::string(kHelpColumn) + std::string(dialect.name) + ": " +
+            (dialect.pipe == PipeLayout::socket_at_path ? "at PATH (a stale socket there is replaced)\n"
+                                                         : "PATH is a new directory (0700) holding PATH/socket\n");
+  }
+  return text;
+}
+
+// The boolean flags newer versions' clients introduced, each with its version.
+std::string dialect_flags_help() {
+  std::string text;
+  for (const ApiVersion version : api_versions()) {
+    const ApiDialect& dialect = api_dialect(version);
+    for (const DialectFlag& flag : dialect.flags) {
+      text += flag_column("--" + std::string(flag.name) + "[=BOOL]") + "(" + std::string(dialect.name) + ") " +
+              std::string(flag.help) + "\n";
+    }
+  }
+  return text;
+}
+
+// --ts-api's default: the flags that imply each version.
+std::string implied_help() {
+  std::string text;
+  for (const ApiVersion version : api_versions()) {
+    const ApiDialect& dialect = api_dialect(version);
+    if (dialect.flags.empty()) continue;
+    text += std::string(kHelpColumn) + std::string(dialect.name) + ":";
+    for (const DialectFlag& flag : dialect.flags) text += " --" + std::string(flag.name);
+    text += ",\n";
+  }
+  return text;
+}
+
+}  // namespace
+
 std::string usage_text(const std::string& program) {
+  const std::string oldest(api_dialect(ApiVersion{}).name);
   return "usage: " + program + R"( --api [flags]
 
 Serves the TypeScript 7 API (tsgo --api) over stdin/stdout: MessagePack
 frames (or JSON-RPC with --async), the same replies as the real server of
-API 7.0 or 7.1 for echo, ping, initialize, getServerTiming,
-resetServerTiming and (7.1) batchRequests. Exits 0 when the client
-closes the connection between messages; 1 with one line on stderr on a
-malformed or cut-short message, a reply the client did not read, or an OS
-error; 2 on a bad command line; 130/143 after SIGINT/SIGTERM (created files
-removed; quiet unless a request was cut short).
+API )" + api_version_names(" or ") + R"( for echo, ping, initialize,
+getServerTiming, resetServerTiming and batchRequests ()" + versions_where(&ApiDialect::batch_requests) + R"().
+Exits 0 when the client closes the connection between messages; 1 with one
+line on stderr on a malformed or cut-short message, a reply the client did
+not read, or an OS error; 2 on a bad command line; 130/143 after
+SIGINT/SIGTERM (created files removed; quiet unless a request was cut short).
 
 tsgo's flags:
   --api                 API mode (required)
   --cwd DIR             initialize's currentDirectory (default: the working directory)
-  --callbacks=LIST      the client's FS callbacks: readFile,fileExists,
-                        directoryExists,getAccessibleEntries,realpath (7.1:
-                        also stat,writeFile,removeFile and NAME:SENTINEL items)
-  --timing              collect per-request processing time for getServerTiming
+  --callbacks=LIST      the client's FS callbacks, per API version:
+)" + callbacks_help() + R"(  --timing              collect per-request processing time for getServerTiming
   --pipe PATH           serve one client on a Unix domain socket, private to
-                        this user (0600; other users' connections refused):
-                        7.0: at PATH (a stale socket there is replaced);
-                        7.1: PATH is a new directory (0700) holding PATH/socket.
-                        Removed at exit
-  --useCaseSensitiveFileNames[=BOOL]  (7.1) initialize's caseSensitivity
-                        (default true)
-  --runExternalCode     (7.1) accepted; no built-in method runs plugins
-  --async               JSON-RPC 2.0 with Content-Length framing instead of
+                        this user (0600; other users' connections refused),
+                        removed at exit:
+)" + pipe_help() + dialect_flags_help() +
+         R"(  --async               JSON-RPC 2.0 with Content-Length framing instead of
                         MessagePack (the async client's protocol; docs/ASYNC.md)
 
 spinrpc's flags:
-  --ts-api=7.0|7.1      the API version to answer in (default: SPINRPC_TS_API,
-                        else 7.1 when --useCaseSensitiveFileNames or
-                        --runExternalCode is given, as 7.1's client always
-                        does, else 7.0; docs/PROTOCOL.md, "API versions")
+)" + flag_column("--ts-api=" + api_version_names("|")) + R"(the API version to answer in (default: SPINRPC_TS_API,
+                        else the newest version a client's flag implies:
+)" + implied_help() + std::string(kHelpColumn) + "else " + oldest + R"(; docs/PROTOCOL.md, "API versions")
   --fifo-in PATH        read requests from the FIFO at PATH
   --fifo-out PATH       write replies to the FIFO at PATH (both given together;
                         a missing FIFO is created 0600 and removed at exit, one

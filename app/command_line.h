@@ -63,9 +63,9 @@ struct CommandLine {
 /// the rest are ignored, as tsgo ignores them. A malformed --spin-us or
 /// --adaptive value adds a warning and is ignored. The API version
 /// (server.api_version) is chosen once all flags are read: --ts-api, else
-/// `api_version_env` (SPINRPC_TS_API's value, or null), else 7.1 when a flag
-/// only 7.1's client passes is there, else 7.0 (choose_api_version,
-/// dialect/api_dialect.h). Throws UsageError for an unknown flag, a missing
+/// `api_version_env` (SPINRPC_TS_API's value, or null), else the newest
+/// version one of whose client's flags is there, else the oldest
+/// (choose_api_version, dialect/api_dialect.h; node/dialects.json's "flags"). Throws UsageError for an unknown flag, a missing
 /// or malformed value, a --callbacks item the chosen version does not take
 /// ("unknown callback name: X", as tsgo words its panic), an unknown
 /// --ts-api or an empty --cwd.
@@ -80,8 +80,8 @@ void check_serving_flags(const CommandLine& line, const std::string& program);
 
 /// "<program> <our version> (TypeScript 7 API 7.0: …; 7.1: …)": our version
 /// is project()'s in CMakeLists.txt; then each API version it answers and
-/// the npm releases it matches (dialect/api_dialect.h), those the interop
-/// suite pins and compares with.
+/// the npm releases it matches (node/dialects.json's "checked"), those the
+/// interop suite pins and compares with.
 std::string version_text(const std::string& program);
 
 /// The usage text (--help, and after a UsageError), naming `program` (the

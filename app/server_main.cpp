@@ -206,8 +206,9 @@ int serve(const CommandLine& line, const std::string& program, const AddMethods&
   ShutdownOnSignal shutdown(files, program, saved_mask);
 
   ServerOptions options = line.server;
-  // 7.0's server finds the case rule itself; 7.1's is told it (default true).
-  options.use_case_sensitive_file_names = options.api_version == ApiVersion::v7_0
+  // The dialect's case rule: the server finds it itself, or is told it
+  // (default true).
+  options.use_case_sensitive_file_names = api_dialect(options.api_version).case_rule == CaseRule::detect
                                               ? detect_case_sensitivity()
                                               : line.use_case_sensitive_file_names.value_or(true);
   options.max_message_bytes = line.max_message_bytes;

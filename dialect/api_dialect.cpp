@@ -1,69 +1,74 @@
 #include "dialect/api_dialect.h"
 
 #include <algorithm>  // std::find
+#include <cstddef>    // std::size_t
+#include <iterator>   // std::size
+#include <span>       // std::span
 
 namespace spinrpc {
 namespace {
 
-const ApiDialect kApi70{
-    ApiVersion::v7_0,
-    "7.0",
-    "typescript 7.0.2, @typescript/native-preview 7.0.0-dev.20260707.2",
-    "api: ",
-    InitializeShape::use_case_sensitive_file_names,
-    PipeLayout::socket_at_path,
-    GoUnicodeVersion::unicode_15,
-    false,
-    false,
-    {"readFile", "fileExists", "directoryExists", "getAccessibleEntries", "realpath"},
-};
-
-// 7.1's items: each name, and NAME:SENTINEL for every sentinel but useOS
-// (the client sends nothing for useOS; the server refuses the item), as its
-// dist/api/fsCallbacks.js lists them and its server accepts them.
-const ApiDialect kApi71{
-    ApiVersion::v7_1,
-    "7.1",
-    "typescript 7.1.0-beta, 7.1.0-dev.20261105.1",
-    "ipc: ",
-    InitializeShape::case_sensitivity,
-    PipeLayout::private_directory,
-    GoUnicodeVersion::unicode_17,
-    true,
-    true,
-    {"readFile", "fileExists", "directoryExists", "getAccessibleEntries", "realpath", "stat", "writeFile",
-     "removeFile", "readFile:error", "fileExists:error", "directoryExists:error",
-     "getAccessibleEntries:error", "realpath:identity", "realpath:error", "stat:fakeStat", "stat:error",
-     "writeFile:noop", "writeFile:error", "removeFile:noop", "removeFile:error"},
-};
+// Every dialect, oldest first: node/dialects.json as generate_dialects.cmake
+// writes it. Made on first use, so that another file's static initializers
+// may ask for a version.
+std::span<const ApiDialect> dialects() noexcept {
+  static const ApiDialect table[] = {
+#include "dialect/dialects.inc"
+  };
+  static_assert(std::size(table) > 0, "node/dialects.json lists no dialect");
+  return table;
+}
 
 }  // namespace
 
 const ApiDialect& api_dialect(ApiVersion version) noexcept {
-  return version == ApiVersion::v7_1 ? kApi71 : kApi70;
+  return dialects()[static_cast<std::size_t>(version)];
 }
 
 std::optional<ApiVersion> parse_api_version(std::string_view text) noexcept {
-  for (const ApiVersion version : api_versions()) {
-    if (api_dialect(version).name == text) return version;
+  for (const ApiDialect& dialect : dialects()) {
+    if (dialect.name == text) return dialect.version;
   }
   return std::nullopt;
 }
 
 const std::vector<ApiVersion>& api_versions() noexcept {
-  static const std::vector<ApiVersion> versions{ApiVersion::v7_0, ApiVersion::v7_1};
+  static const std::vector<ApiVersion> versions = [] {
+    std::vector<ApiVersion> all;
+    for (const ApiDialect& dialect : dialects()) all.push_back(dialect.version);
+    return all;
+  }();
   return versions;
 }
 
-ApiVersion choose_api_version(std::optional<ApiVersion> flag, EnvironmentValue environment, bool saw_7_1_flag,
-                              std::vector<std::string>& warnings) {
+std::string api_version_names(std::string_view separator) {
+  std::string text;
+  for (const ApiDialect& dialect : dialects()) {
+    if (!text.empty()) text += separator;
+    text += dialect.name;
+  }
+  return text;
+}
+
+std::optional<ApiVersion> api_version_of_flag(std::string_view name) noexcept {
+  std::optional<ApiVersion> newest;
+  for (const ApiDialect& dialect : dialects()) {
+    for (const DialectFlag& flag : dialect.flags) {
+      if (flag.name == name) newest = dialect.version;
+    }
+  }
+  return newest;
+}
+
+ApiVersion choose_api_version(std::optional<ApiVersion> flag, EnvironmentValue environment,
+                              std::optional<ApiVersion> implied, std::vector<std::string>& warnings) {
   if (flag) return *flag;
   if (environment.value != nullptr && *environment.value != '\0') {
     if (const auto version = parse_api_version(environment.value)) return *version;
-    warnings.push_back(std::string(environment.name) + "=" + environment.value +
-                       " names no API version (7.0 or 7.1); ignored");
+    warnings.push_back(std::string(environment.name) + "=" + environment.value + " names no API version (" +
+                       api_version_names(" or ") + "); ignored");
   }
-  return saw_7_1_flag ? ApiVersion::v7_1 : ApiVersion::v7_0;
+  return implied.value_or(ApiVersion{});
 }
 
 bool accepts_callback_item(const ApiDialect& dialect, std::string_view item) noexcept {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>      // std::uint8_t
 #include <optional>     // std::optional
 #include <string>       // std::string
 #include <string_view>  // std::string_view
@@ -8,62 +9,89 @@
 #include "protocol/go_format.h"
 
 // What differs between the TypeScript 7 API versions spinrpc-server answers
-// for, in one place (docs/PROTOCOL.md, "API versions"). A version is chosen
+// for, in one place (docs/PROTOCOL.md, "API versions"). The versions are a
+// table, node/dialects.json, which the build turns into the one
+// api_dialect.cpp serves (dialect/generate_dialects.cmake) and the Node
+// binding reads as it is; no code here names a version. A version is chosen
 // once, at start-up, from the command line the client passes
 // (choose_api_version); everything that differs reads it from here.
 
 namespace spinrpc {
 
-/// The API versions spinrpc-server answers: 7.0 (typescript@7.0.x and
-/// @typescript/native-preview@7.0.0-dev.20260707.2) and 7.1
-/// (typescript@7.1.0-beta and the 7.1 nightlies).
-enum class ApiVersion { v7_0, v7_1 };
+/// An API version: its place in the table of dialects (node/dialects.json),
+/// oldest first. ApiVersion{} is the oldest; parse_api_version names the
+/// others ("7.1").
+enum class ApiVersion : std::uint8_t {};
 
 /// How initialize names the file system's case rule.
 enum class InitializeShape {
-  use_case_sensitive_file_names,  ///< 7.0: {"useCaseSensitiveFileNames":true|false,"currentDirectory":…}
-  case_sensitivity,               ///< 7.1: {"caseSensitivity":0|1,"currentDirectory":…}
+  use_case_sensitive_file_names,  ///< {"useCaseSensitiveFileNames":true|false,"currentDirectory":…}
+  case_sensitivity,               ///< {"caseSensitivity":0|1,"currentDirectory":…}
+};
+
+/// Where initialize's case rule comes from.
+enum class CaseRule {
+  detect,  ///< the server looks at the file system (detect_case_sensitivity)
+  flag,    ///< --useCaseSensitiveFileNames[=BOOL] says it; unset, true
 };
 
 /// Where --pipe PATH puts its Unix socket.
 enum class PipeLayout {
-  socket_at_path,       ///< 7.0: the socket is PATH
-  private_directory,    ///< 7.1: PATH is a new directory (0700), the socket PATH/socket
+  socket_at_path,       ///< the socket is PATH
+  private_directory,    ///< PATH is a new directory (0700), the socket PATH/socket
 };
 
-/// One API version's differences.
+/// A boolean flag a version's client introduced.
+struct DialectFlag {
+  std::string_view name;  ///< as on the command line, without dashes: "runExternalCode"
+  std::string_view help;  ///< what --help says it does
+};
+
+/// One API version's differences: one entry of node/dialects.json, whose
+/// "about" says what each field is.
 struct ApiDialect {
   ApiVersion version;
   std::string_view name;                ///< "7.0", "7.1": what SPINRPC_TS_API and --ts-api take
   std::string_view typescript_releases; ///< the npm releases the interop suite checks it against, for --version
   /// The prefix of the transport's own errors (a CallResponse or CallError
-  /// outside a call): "api: " in 7.0, "ipc: " in 7.1. Request errors keep
-  /// "api: " in both.
+  /// outside a call), e.g. "api: " or "ipc: ". Request errors keep "api: ".
   std::string_view transport_error_prefix;
   InitializeShape initialize;
+  CaseRule case_rule;
   PipeLayout pipe;
   /// The tables Go's %q follows: each version's server is built with its
-  /// own Go toolchain (7.0.x: Go 1.26, Unicode 15; 7.1: Go 1.27, Unicode 17).
+  /// own Go toolchain.
   GoUnicodeVersion unicode;
   /// Whether initialize's currentDirectory is --cwd normalized and made
-  /// absolute (7.1: normalized_absolute_path, dialect/ts_path.h) or --cwd
-  /// verbatim (7.0).
+  /// absolute (normalized_absolute_path, dialect/ts_path.h) or --cwd
+  /// verbatim.
   bool normalizes_cwd;
-  /// batchRequests is a built-in method (7.1); in 7.0 it is an unknown method.
+  /// batchRequests is a built-in method; otherwise it is an unknown method.
   bool batch_requests;
-  /// --callbacks items this version accepts: plain names, and in 7.1 also
-  /// NAME:SENTINEL items that tell the server what to do without a Call.
+  /// --callbacks items this version accepts: plain names, and NAME:SENTINEL
+  /// items that tell the server what to do without a Call.
   std::vector<std::string_view> callback_items;
+  /// The boolean flags this version's client introduced (no older client
+  /// passes them): seeing one on the command line implies this version.
+  std::vector<DialectFlag> flags;
 };
 
-/// The dialect of `version`.
+/// The dialect of `version`, a value api_versions() holds.
 const ApiDialect& api_dialect(ApiVersion version) noexcept;
 
-/// "7.0" / "7.1" → the version; anything else → std::nullopt.
+/// A version's name ("7.1") → the version; anything else → std::nullopt.
 std::optional<ApiVersion> parse_api_version(std::string_view text) noexcept;
 
 /// Every version, oldest first (for --version and --help).
 const std::vector<ApiVersion>& api_versions() noexcept;
+
+/// Every version's name, oldest first, joined by `separator`: "7.0|7.1",
+/// "7.0 or 7.1".
+std::string api_version_names(std::string_view separator);
+
+/// The newest version that introduced the boolean flag `name` (one of its
+/// `flags`), or std::nullopt for a flag no version introduced.
+std::optional<ApiVersion> api_version_of_flag(std::string_view name) noexcept;
 
 /// An environment variable's name and its value (null: unset).
 struct EnvironmentValue {
@@ -74,13 +102,14 @@ struct EnvironmentValue {
 /// Picks the version to answer in, once: `flag` (--ts-api) if given, else
 /// `environment` (SPINRPC_TS_API, kApiVersionVariable in settings/settings.h)
 /// if it names a version,
-/// else 7.1 when the client passed a flag only 7.1's client passes
-/// (--useCaseSensitiveFileNames, --runExternalCode), else 7.0. A client
-/// that passes none of 7.1's flags is never answered in 7.1's shapes.
+/// else `implied` (the newest version a flag on the command line implies:
+/// api_version_of_flag), else the oldest. A client that passes none of a
+/// newer version's flags is never answered in that version's shapes.
 /// An environment value that names no version adds one line to `warnings`
-/// ("NAME=value names no API version …") and is ignored.
-ApiVersion choose_api_version(std::optional<ApiVersion> flag, EnvironmentValue environment, bool saw_7_1_flag,
-                              std::vector<std::string>& warnings);
+/// ("NAME=value names no API version (" + api_version_names(" or ") +
+/// "); ignored") and is ignored.
+ApiVersion choose_api_version(std::optional<ApiVersion> flag, EnvironmentValue environment,
+                              std::optional<ApiVersion> implied, std::vector<std::string>& warnings);
 
 /// Whether `item` (one comma-separated entry of --callbacks) is accepted by
 /// `dialect`.

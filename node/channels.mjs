@@ -6,6 +6,7 @@
 import { createRequire } from "node:module";
 import { isMainThread } from "node:worker_threads";
 import { addonError, binding } from "./addon.mjs";
+import { dialectNamed } from "./dialects.mjs";
 import { bindingSettings, describeChannel } from "./recognize.mjs";
 
 const require = createRequire(import.meta.url);
@@ -149,11 +150,6 @@ function checkEnvironment(env) {
   }
 }
 
-// What a failing callback does to a request, per API dialect, as that
-// dialect's own channel: 7.0 throws "Error calling callback …" from the
-// request; 7.1 also throws that same error from every later request.
-const CALLBACK_FAILURE = { "7.0": "throw", "7.1": "poison" };
-
 /**
  * The class that stands in for `info`'s pure-JS channel (`Original`):
  * spinrpc's, with that version's surface and callback-failure rule. When
@@ -172,7 +168,12 @@ export function channelFor(info, Original) {
     process.stderr.write(`${text}\n`);
     return Original;
   }
-  const rule = CALLBACK_FAILURE[info.dialect];
+  // What a failing callback does to a request, as the dialect's own channel
+  // does it (dialects.json's callback_failure): "throw" throws "Error
+  // calling callback …" from the request; "poison" also throws that same
+  // error from every later request.
+  const dialect = dialectNamed(info.dialect);
+  const rule = dialect.callback_failure;
   class SyncRpcChannel extends NativeSyncRpcChannel {
     // The version's (exe, args, collectTiming), or spinrpc's options object
     // (docs/NODE.md, "The surface"), the rule added unless it names one.
@@ -188,8 +189,8 @@ export function channelFor(info, Original) {
       }
     }
   }
-  if (info.dialect === "7.0") {
-    // 7.0's own channel has no unregisterCallback.
+  if (!dialect.unregister_callback) {
+    // The dialect's own channel has no unregisterCallback.
     Object.defineProperty(SyncRpcChannel.prototype, "unregisterCallback", { value: undefined, writable: true, configurable: true });
   }
   Object.defineProperty(SyncRpcChannel, "spinrpc", {

@@ -3,31 +3,30 @@
 // its version, and the file must be that version's channel module. No
 // addon here: the module hooks (hooks.mjs) run this off the main thread.
 //
-// docs/NODE.md, "Supported versions", has the table this encodes.
+// dialects.json's "packages" say which versions are known (docs/NODE.md,
+// "Supported versions").
 
 import { readFileSync, realpathSync } from "node:fs";
 import { dirname, join, relative, sep } from "node:path";
 // SPINRPC_BINDING's words, shared with the CommonJS watch (watch.cjs).
 import { bindingSettings } from "./binding-settings.cjs";
+import { DIALECTS } from "./dialects.mjs";
 
 export { bindingSettings };
 
 /** The channel module, relative to its package's folder, in every known version. */
 export const CHANNEL_PATH = join("dist", "api", "syncChannel.js");
 
-// name, a test of the version, the API dialect it speaks.
-const KNOWN = [
-  { name: "@typescript/native-preview", matches: (v) => v === "7.0.0-dev.20260707.2", dialect: "7.0" },
-  { name: "typescript", matches: (v) => /^7\.0\.\d+$/.test(v), dialect: "7.0" },
-  { name: "typescript", matches: (v) => v === "7.1.0-beta", dialect: "7.1" },
-  { name: "typescript", matches: (v) => /^7\.1\.0-dev\.\d{8}\.\d+$/.test(v), dialect: "7.1" },
-];
+// name, a test of the version, the API dialect it speaks (dialects.json's "packages").
+const KNOWN = DIALECTS.flatMap((d) => d.packages.map((p) => {
+  const versions = new RegExp(p.versions);
+  return { name: p.name, matches: (v) => versions.test(v), dialect: d.name };
+}));
 
 /** The versions KNOWN accepts, as people read them (for messages). */
-export const KNOWN_TEXT =
-  "@typescript/native-preview@7.0.0-dev.20260707.2, typescript@7.0.x, typescript@7.1.0-beta, typescript@7.1.0-dev.*";
+export const KNOWN_TEXT = DIALECTS.flatMap((d) => d.packages.map((p) => p.text)).join(", ");
 
-const TS_NAMES = new Set(["typescript", "@typescript/native-preview"]);
+const TS_NAMES = new Set(KNOWN.map((k) => k.name));
 
 // package folder → { name, version } or null, per process (or hooks thread).
 const packages = new Map();

@@ -1,8 +1,7 @@
 // `node --import spinrpc/register app.mjs` (or --import <checkout>/node/register.mjs):
-// every known TypeScript 7 version's sync API (typescript@7.0.x, 7.1.0-beta,
-// the 7.1 nightlies, @typescript/native-preview@7.0.0-dev.20260707.2) talks
-// to its server through spinrpc's channel, with no change to app.mjs, for
-// `import` and `require` alike. See hooks.mjs and docs/NODE.md.
+// every known TypeScript 7 version's sync API (the packages dialects.json
+// lists) talks to its server through spinrpc's channel, with no change to
+// app.mjs, for `import` and `require` alike. See hooks.mjs and docs/NODE.md.
 //
 // Node 22.15+ / 23.5+: module.registerHooks, whose synchronous hooks see
 // import and require(). Older Node: module.register, whose hooks see import

@@ -25,6 +25,7 @@ import * as url from "node:url";
 import { fileURLToPath } from "node:url";
 import { addonError, binding } from "./addon.mjs";
 import { channelFor } from "./channels.mjs";
+import { dialectNamed } from "./dialects.mjs";
 import { CHANNEL_PATH, describeChannel, identifyChannel } from "./recognize.mjs";
 
 // createTransport's own options; the rest go to the channel (docs/NODE.md, "The surface").
@@ -113,6 +114,9 @@ export function createTransport(options = {}) {
   checkServer(exe);
   // The version's own class: its callback-failure rule and surface.
   const Channel = channelFor(ts, null);
+  // Where the package keeps its server's arguments and its file system
+  // callbacks' configuration (dialects.json; null: it has none).
+  const { spawn_arguments: spawnArguments, file_system_callbacks: fsCallbacks } = dialectNamed(ts.dialect);
 
   let channel = null;
   let closed = false;
@@ -127,14 +131,14 @@ export function createTransport(options = {}) {
       collectTiming: options.collectTiming,
     };
     let list;
-    if (ts.dialect === "7.0") {
+    if (spawnArguments === null) {
       list = ["--api", "--cwd", options.cwd ?? process.cwd()];
       if (options.collectTiming) list.push("--timing");
     } else {
-      list = require(join(ts.dir, "dist", "api", "options.js")).getAPIProcessArgs(spawnOptions, false);
+      list = require(join(ts.dir, spawnArguments)).getAPIProcessArgs(spawnOptions, false);
     }
     if (fileSystem !== undefined) {
-      const { configureFileSystemCallbacks } = require(join(ts.dir, "dist", "api", "fsCallbacks.js"));
+      const { configureFileSystemCallbacks } = require(join(ts.dir, fsCallbacks));
       const configured = configureFileSystemCallbacks(fileSystem);
       if (configured.arguments.length > 0) list.push(`--callbacks=${configured.arguments.join(",")}`);
     }
@@ -143,8 +147,7 @@ export function createTransport(options = {}) {
 
   function fileSystemCallbacks(started) {
     if (fileSystem === undefined) return;
-    const { configureFileSystemCallbacks, encodeFileSystemCallbackResult } =
-      require(join(ts.dir, "dist", "api", "fsCallbacks.js"));
+    const { configureFileSystemCallbacks, encodeFileSystemCallbackResult } = require(join(ts.dir, fsCallbacks));
     // As the version's own client.js registers them on its channel.
     for (const name of configureFileSystemCallbacks(fileSystem).callbackNames) {
       const callback = fileSystem[name];
@@ -191,7 +194,7 @@ export function createTransport(options = {}) {
       if (channel !== null) {
         throw new Error("createTransport: setFileSystem after the server started (its --callbacks are fixed at spawn)");
       }
-      if (files !== undefined && ts.dialect === "7.0") {
+      if (files !== undefined && fsCallbacks === null) {
         throw new Error(`createTransport: ${describeChannel(ts)} takes no file system through a transport`);
       }
       fileSystem = files;

@@ -39,14 +39,14 @@ struct ServerOptions {
   std::vector<std::string> callbacks;
   /// --timing: record each request's processing time for getServerTiming.
   bool timing = false;
-  /// initialize's useCaseSensitiveFileNames (7.0, where
-  /// detect_case_sensitivity() finds it) or caseSensitivity (7.1, where the
-  /// client says it).
+  /// initialize's case rule, useCaseSensitiveFileNames or caseSensitivity
+  /// as the dialect shapes it; found by detect_case_sensitivity() or said by
+  /// the client, as its case_rule says (dialect/api_dialect.h).
   bool use_case_sensitive_file_names = true;
   /// The API version whose replies the server gives (dialect/api_dialect.h):
   /// initialize's shape, batchRequests, the transport errors' prefix, Go's
-  /// Unicode tables.
-  ApiVersion api_version = ApiVersion::v7_0;
+  /// Unicode tables. Default: the oldest.
+  ApiVersion api_version{};
   /// The largest message the server's channel takes and sends, in bytes
   /// (--max-message-bytes): a batchRequests page is cut to fit it.
   std::size_t max_message_bytes = Limits::kDefaultMaxMessageBytes;

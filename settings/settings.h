@@ -49,7 +49,8 @@ inline constexpr EnvironmentVariable kLendRepliesVariable{
     "(vmsplice) instead of copied into it (docs/NODE.md, \"Large payloads\"); anything else: no"};
 inline constexpr EnvironmentVariable kApiVersionVariable{
     "SPINRPC_TS_API", "spinrpc-server",
-    "7.0 or 7.1: the API version to answer in; --ts-api beats it (docs/PROTOCOL.md, \"API versions\")"};
+    "an API version's name (those --ts-api takes, node/dialects.json): the API version to answer in; --ts-api "
+    "beats it (docs/PROTOCOL.md, \"API versions\")"};
 inline constexpr EnvironmentVariable kWorkingDirectoryVariable{
     "PWD", "spinrpc-server",
     "the working directory as the shell names it: --cwd's default when it names the working directory "

@@ -19,12 +19,13 @@ inline constexpr std::size_t kMaxReplyBytes = (std::size_t{4} << 30) + (std::siz
 
 /// What a request does after one of its callbacks failed (threw, returned
 /// no string, or was unregistered when the server called it): the
-/// `callbackFailure` option. Under every rule the server gets CallError and
-/// the request reads its reply.
+/// `callbackFailure` option; each API dialect's own channel follows one
+/// (node/dialects.json's callback_failure). Under every rule the server
+/// gets CallError and the request reads its reply.
 enum class CallbackFailureRule {
   kContinue,  ///< the request returns (the default)
-  kThrow,     ///< TS 7.0's channel: the request throws "Error calling callback …"
-  kPoison,    ///< TS 7.1's: that, and every later request throws the same error
+  kThrow,     ///< "throw": the request throws "Error calling callback …"
+  kPoison,    ///< "poison": that, and every later request throws the same error
 };
 
 /// `value` as a string; else a TypeError "<what> must be a string, got …".

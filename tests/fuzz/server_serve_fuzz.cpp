@@ -138,7 +138,7 @@ struct Run {
 
 // One whole session: a fresh Server and channel over the input.
 Run serve(ByteView input, spinrpc::ChannelOptions options, bool timing, bool capture,
-          spinrpc::ApiVersion version = spinrpc::ApiVersion::v7_0) {
+          spinrpc::ApiVersion version = *spinrpc::parse_api_version("7.0")) {
   const int in = make_memfd("fuzz-client-to-server");
   write_all(in, input);
   FUZZ_CHECK(::lseek(in, 0, SEEK_SET) == 0, "lseek on a memfd");
@@ -278,7 +278,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   FUZZ_CHECK(timed.end == small.end && timed.message == small.message,
              "--timing and spinning do not change how the session ends");
 
-  const Run v71 = serve(input, tiny, false, true, spinrpc::ApiVersion::v7_1);
+  const Run v71 = serve(input, tiny, false, true, *spinrpc::parse_api_version("7.1"));
   check_run(v71, input);
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   if (text.find("batchRequests") == std::string_view::npos) {

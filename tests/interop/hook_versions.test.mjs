@@ -16,10 +16,11 @@
 import { describe, test, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { cpSync, mkdirSync, readdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
+import { dialectNamed } from "../../node/dialects.mjs";
 import { REPO_ROOT } from "./peers.mjs";
 import { VERSIONS, version } from "./versions.mjs";
 
@@ -54,7 +55,7 @@ function link(target, at) {
 // The program each tool runs: the version's API with its own server, one
 // echo; prints which channel's class the client has.
 function programs(ts) {
-  const entry = `${ts.name}/${ts.dialect === "7.0" ? "unstable/" : ""}sync`;
+  const entry = `${ts.name}/${dialectNamed(ts.dialect).exports.sync}`;
   const body = (api) => `const api = new API({ cwd: ${JSON.stringify(scratch)} });
 const channel = api.client.channel;
 console.log(JSON.stringify({ spinrpc: channel.constructor.spinrpc ?? null, echo: api.client.echo("hi") }));
@@ -178,9 +179,9 @@ describe("an addon that cannot load here", () => {
   // platform no addon is built for, the message names that platform).
   const copy = join(scratch, "spinrpc-without-addon");
   mkdirSync(copy, { recursive: true });
-  for (const file of readdirSync(join(REPO_ROOT, "node")).filter((f) => f.endsWith(".mjs") || f.endsWith(".cjs") || f === "package.json")) {
-    cpSync(join(REPO_ROOT, "node", file), join(copy, file));
-  }
+  // The files the package carries (its "files"), as npm installs them.
+  const { files } = JSON.parse(readFileSync(join(REPO_ROOT, "node", "package.json"), "utf8"));
+  for (const file of [...files, "package.json"]) cpSync(join(REPO_ROOT, "node", file), join(copy, file));
   symlinkSync(join(REPO_ROOT, "node", "node_modules"), join(copy, "node_modules"));
   const ts = VERSIONS[0];
   const { dir, main } = project(ts, "hoisted", "-no-addon");

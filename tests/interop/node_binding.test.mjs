@@ -630,13 +630,15 @@ describe("SyncRpcChannel", () => {
       });`;
     const { Worker } = await import("node:worker_threads");
     const worker = new Worker(code, { eval: true });
+    // Its loop's descriptors close when it has exited; the tests after
+    // this one count ours. Listened for from the start: a worker that ends
+    // at once has its last message and its exit emitted in one go.
+    const exited = new Promise((resolve) => worker.once("exit", resolve));
     const out = await new Promise((resolve, reject) => {
       worker.once("message", resolve);
       worker.once("error", reject);
     });
-    // Its loop's descriptors close when it has exited; the tests after
-    // this one count ours.
-    await new Promise((resolve) => worker.once("exit", resolve));
+    await exited;
     const { inherited, ...byThird } = out;
     assert.equal(inherited.server, "TSGO_SYNC_SPIN_US=43");
     assert.equal(inherited.clientBudget, 29);

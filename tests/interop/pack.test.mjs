@@ -54,7 +54,7 @@ test("the main package carries no binary, the platform package only its addon, a
   const platform = join(dist, `spinrpc-linux-x64-gnu-${VERSION}.tgz`);
   const files = tarFiles(main);
   assert.ok(!files.some((f) => f.endsWith(".node")), files.join(" "));
-  for (const f of ["launcher.mjs", "platforms.mjs", "register.mjs", "register.cjs", "watch.cjs", "binding-settings.cjs", "package.json"]) {
+  for (const f of ["launcher.mjs", "platforms.mjs", "register.mjs", "register.cjs", "watch.cjs", "binding-settings.cjs", "dialects.mjs", "dialects.json", "package.json"]) {
     assert.ok(files.includes(f), f);
   }
   const manifest = JSON.parse(execFileSync("tar", ["-xzOf", main, "package/package.json"], { encoding: "utf8" }));

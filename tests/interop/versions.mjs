@@ -1,6 +1,7 @@
-// The TypeScript 7 versions the interop suite runs against, one entry each,
-// all pinned in package.json / package-lock.json (npm aliases keep them side
-// by side in node_modules). Not a test file itself.
+// The TypeScript 7 versions the interop suite runs against, one entry each:
+// the releases node/dialects.json's "checked" lists, all pinned in
+// package.json / package-lock.json (npm aliases keep them side by side in
+// node_modules). Not a test file itself.
 //
 //   import { VERSIONS, version } from "./versions.mjs";
 //   for (const v of VERSIONS) {
@@ -21,8 +22,8 @@
 //   channel   the pure-JS sync channel module (absolute path)
 //   server    the version's own server executable, as its lib/getExePath.js
 //             finds it (what `new API({})` spawns when given no tsserverPath)
-//   dialect   the API dialect it speaks: "7.0" or "7.1" (docs/NODE.md,
-//             "Supported versions")
+//   dialect   the API dialect it speaks, a name in node/dialects.json
+//             (docs/NODE.md, "Supported versions")
 //
 // SPINRPC_INTEROP_VERSIONS=7.0,7.1-dev (ids, comma-separated) narrows the list.
 
@@ -33,17 +34,17 @@ import * as path from "node:path";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import * as url from "node:url";
+import { DIALECTS } from "../../node/dialects.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 
-const PINNED = [
-  { id: "preview", alias: "@typescript/native-preview", dialect: "7.0", entry: "unstable/" },
-  { id: "7.0", alias: "typescript-7.0", dialect: "7.0", entry: "unstable/" },
-  { id: "7.1-beta", alias: "typescript-7.1-beta", dialect: "7.1", entry: "" },
-  { id: "7.1-dev", alias: "typescript-7.1-dev", dialect: "7.1", entry: "", transport: true },
-];
+// The releases node/dialects.json says are checked, oldest dialect first,
+// each with its dialect's API entries.
+const PINNED = DIALECTS.flatMap((d) => d.checked.map((r) => ({
+  id: r.id, alias: r.alias, dialect: d.name, exports: d.exports, transport: r.transport,
+})));
 
-async function describe({ id, alias, dialect, entry, transport = false }) {
+async function describe({ id, alias, dialect, exports, transport }) {
   const dir = realpathSync(join(HERE, "node_modules", alias));
   const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
   // Both signatures: 7.0 and 7.1-beta take no argument, the 7.1 nightlies
@@ -55,10 +56,10 @@ async function describe({ id, alias, dialect, entry, transport = false }) {
     version: pkg.version,
     alias,
     dir,
-    sync: `${alias}/${entry}sync`,
-    syncUrl: import.meta.resolve(`${alias}/${entry}sync`),
-    async: `${alias}/${entry}async`,
-    asyncUrl: import.meta.resolve(`${alias}/${entry}async`),
+    sync: `${alias}/${exports.sync}`,
+    syncUrl: import.meta.resolve(`${alias}/${exports.sync}`),
+    async: `${alias}/${exports.async}`,
+    asyncUrl: import.meta.resolve(`${alias}/${exports.async}`),
     transport: transport ? `${alias}/sync/transport` : null,
     channel: join(dir, "dist", "api", "syncChannel.js"),
     server: getExePath({ fs, module, path, url }),

@@ -1,6 +1,7 @@
 // What the real servers answer differently per API dialect, recorded from
-// them (not derived from any document): the interop suites take every
-// dialect-dependent pin from here. Recorded 2026-12-06 against the versions
+// them (not derived from any document; what node/dialects.json says is
+// taken from it, below): the interop suites take every dialect-dependent
+// pin from here. Recorded 2026-12-06 against the versions
 // in ../versions.mjs: "7.0" from @typescript/native-preview@7.0.0-dev.20260707.2
 // and typescript@7.0.2, "7.1" from typescript@7.1.0-beta and
 // 7.1.0-dev.20261105.1 (each value the same for both versions of a dialect).
@@ -8,13 +9,18 @@
 //
 // Relative --cwd values come back resolved against the server's working
 // directory in 7.1: "{run}" stands for it (the directory the case runs in).
+//
+// What node/dialects.json already says of a dialect (the flags its client
+// passes, the transport errors' prefix, batchRequests) is taken from there,
+// not written twice: the suites hold those against the real servers, so
+// the table spinrpc-server is built from is checked by them too. Every
+// dialect in the table needs its recordings here.
 
-export const DIALECTS = {
+import { DIALECTS as TABLE } from "../../../node/dialects.mjs";
+
+// The recordings, by dialect name.
+const RECORDED = {
   "7.0": {
-    /** Inserted right after --api on both command lines (the real 7.0 clients pass nothing). */
-    flags: [],
-    /** stderr for a CallResponse/CallError with no Call open, and (tsgo) for a Request with an empty method. */
-    transportError: "api: unexpected response message in sync connection\n",
     /** initialize's reply, given currentDirectory already as JSON. */
     initialize: (cwdJson) => `{"useCaseSensitiveFileNames":true,"currentDirectory":${cwdJson}}`,
     initializeValue: (cwd) => ({ useCaseSensitiveFileNames: true, currentDirectory: cwd }),
@@ -27,14 +33,10 @@ export const DIALECTS = {
     },
     /** Without --cwd: $PWD when absolute and naming the working directory, trailing slash kept. */
     pwdSymlinkSlash: (link) => link + "/",
-    /** batchRequests: not a method of this dialect. */
-    batchRequests: false,
     /** Go %q of U+20C1 and U+1C89 (Unicode 17: unassigned in 7.0's Go tables). */
     unicode17: '"\\u20c1\\u1c89"',
   },
   "7.1": {
-    flags: ["--useCaseSensitiveFileNames=true"],
-    transportError: "ipc: unexpected response message in sync connection\n",
     initialize: (cwdJson) => `{"caseSensitivity":1,"currentDirectory":${cwdJson}}`,
     initializeValue: (cwd) => ({ caseSensitivity: 1, currentDirectory: cwd }),
     cwd: {
@@ -44,7 +46,6 @@ export const DIALECTS = {
       "/a/b/../../..": "/", "./a/": "{run}/a", "~": "{run}/~", "file:///x": "file:///x", "/": "/",
     },
     pwdSymlinkSlash: (link) => link,
-    batchRequests: true,
     unicode17: '"\u20c1\u1c89"',
     /** Replies recorded from both 7.1 servers (sync mode: binary results base64). */
     batch: {
@@ -60,6 +61,19 @@ export const DIALECTS = {
     },
   },
 };
+
+export const DIALECTS = Object.fromEntries(TABLE.map((d) => {
+  if (!RECORDED[d.name]) throw new Error(`node/dialects.json's dialect ${d.name} has no recordings in goldens/dialects.mjs`);
+  return [d.name, {
+    ...RECORDED[d.name],
+    /** Inserted right after --api on both command lines: what the real client always passes. */
+    flags: d.client_flags,
+    /** stderr for a CallResponse/CallError with no Call open, and (tsgo) for a Request with an empty method. */
+    transportError: `${d.transport_error_prefix}unexpected response message in sync connection\n`,
+    /** batchRequests: a method of this dialect or not. */
+    batchRequests: d.batch_requests,
+  }];
+}));
 
 /** The dialect table of a VERSIONS entry. */
 export const dialectOf = (v) => {

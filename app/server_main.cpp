@@ -183,15 +183,15 @@ int fail(const std::string& line) {
 // exit 1 (docs/PROTOCOL.md#where-spinrpc-server-differs-from-tsgo).
 int peer_closed_status(const PeerClosed& e, const std::string& program) {
   switch (e.where()) {
-    case PeerClosed::Where::BetweenFrames:
+    case PeerClosed::Where::between_frames:
       return 0;
-    case PeerClosed::Where::InsideField:
+    case PeerClosed::Where::inside_field:
       return fail(e.what());  // tsgo's "unexpected EOF"
-    case PeerClosed::Where::FieldBoundary:
+    case PeerClosed::Where::field_boundary:
       return fail(e.what());
-    case PeerClosed::Where::DuringCall:
+    case PeerClosed::Where::during_call:
       return fail(program + ": " + e.what() + "; the request is not answered");
-    case PeerClosed::Where::Writing:
+    case PeerClosed::Where::writing:
       return fail(program + ": the client closed the connection before reading a reply");
   }
   return 1;

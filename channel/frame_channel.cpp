@@ -64,7 +64,7 @@ std::optional<FrameView> FrameChannel::decode_next_frame(PayloadSink* sink) {
   frame_size_ = 0;
   for (;;) {
     const DecodeResult result = decode_frame(stream_.buffered(), limits_);
-    if (result.status == DecodeResult::Status::Frame) {
+    if (result.status == DecodeResult::Status::frame) {
       frame_size_ = result.size_bytes;
       mid_frame_.set(false);
       return result.frame;
@@ -84,12 +84,12 @@ std::optional<FrameView> FrameChannel::decode_next_frame(PayloadSink* sink) {
       if (stream_.buffered().empty()) return std::nullopt;
       // tsgo's words inside a field; a message cut at a field boundary
       // gets its own (docs/PROTOCOL.md#end-of-input).
-      if (result.inside_field) throw PeerClosed("unexpected EOF", PeerClosed::Where::InsideField);
+      if (result.inside_field) throw PeerClosed("unexpected EOF", PeerClosed::Where::inside_field);
       const std::size_t got = stream_.buffered().size();
       throw PeerClosed("unexpected EOF: the peer closed the connection after " + std::to_string(got) +
                            (got == 1 ? " byte" : " bytes") +
                            " of a message, at a field boundary; the message is incomplete",
-                       PeerClosed::Where::FieldBoundary);
+                       PeerClosed::Where::field_boundary);
     }
   }
 }
@@ -109,7 +109,7 @@ std::optional<FrameView> FrameChannel::read_payload_into(PayloadSink& sink, cons
     const std::size_t n = stream_.read_direct(memory.data() + at, payload_bytes - at);
     if (n == 0) {
       mid_frame_.set(false);
-      throw PeerClosed("unexpected EOF", PeerClosed::Where::InsideField);
+      throw PeerClosed("unexpected EOF", PeerClosed::Where::inside_field);
     }
     at += n;
   }
@@ -129,7 +129,7 @@ void FrameChannel::prepare_while_waiting(PayloadSink& sink) {
 FrameView FrameChannel::read_frame() {
   if (auto frame = try_read_frame()) return *frame;
   throw PeerClosed("unexpected EOF: the peer closed the connection between frames",
-                   PeerClosed::Where::BetweenFrames);
+                   PeerClosed::Where::between_frames);
 }
 
 void FrameChannel::write_frame(MessageType type, ByteView name, ByteView payload) {

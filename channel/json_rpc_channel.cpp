@@ -12,7 +12,7 @@ std::optional<ByteView> JsonRpcChannel::try_read_body() {
   for (;;) {
     const ByteView buffered = stream_.buffered();
     const ContentLengthResult result = decoder_.decode(buffered);
-    if (result.status == ContentLengthResult::Status::Message) {
+    if (result.status == ContentLengthResult::Status::message) {
       message_size_ = result.size_bytes;
       mid_frame_.set(false);
       return result.body;

@@ -12,7 +12,7 @@ std::string describe(std::string_view executable, std::optional<int> wait_status
   std::string text(executable.substr(executable.rfind('/') + 1));
   if (!wait_status) {
     // EPIPE on our write: it stopped reading; otherwise our read met EOF.
-    return text + (where == PeerClosed::Where::Writing ? " closed its input" : " closed its output") +
+    return text + (where == PeerClosed::Where::writing ? " closed its input" : " closed its output") +
            " and is still running";
   }
   const int status = *wait_status;

@@ -20,8 +20,8 @@ class ChildExited : public PeerClosed {
   /// `executable`: as spawned (only its last path component is shown).
   /// `wait_status`: as from waitpid(2); std::nullopt if the child was still
   /// running when the wait ended. `where`: where the channel found it gone;
-  /// Where::Writing means our write found its input closed.
-  ChildExited(std::string_view executable, std::optional<int> wait_status, Where where = Where::BetweenFrames);
+  /// Where::writing means our write found its input closed.
+  ChildExited(std::string_view executable, std::optional<int> wait_status, Where where = Where::between_frames);
 
   /// The raw waitpid(2) status; std::nullopt while the child still runs.
   std::optional<int> wait_status() const noexcept { return wait_status_; }

@@ -108,7 +108,7 @@ struct SyncRpcChannel::State {
   // answer_call with its spans: the Call, and the callback inside it.
   void answer_call_traced(const FrameView& call, trace::Ring& ring);
   void check_name(const char* what, std::string_view method, const FrameView& frame) const;
-  [[noreturn]] void throw_child_exited(PeerClosed::Where where = PeerClosed::Where::BetweenFrames);
+  [[noreturn]] void throw_child_exited(PeerClosed::Where where = PeerClosed::Where::between_frames);
 };
 
 namespace {

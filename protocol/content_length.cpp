@@ -76,7 +76,7 @@ ContentLengthResult ContentLengthDecoder::decode(ByteView input) {
         throw ProtocolError("jsonrpc: header block exceeds the limit of " +
                             std::to_string(limits_.max_header_bytes) + " bytes");
       }
-      return {ContentLengthResult::Status::NeedMore, {}, text.size() + 1,
+      return {ContentLengthResult::Status::need_more, {}, text.size() + 1,
               text.empty() ? std::string_view{} : kEofInHeader};
     }
     const std::size_t end = static_cast<std::size_t>(static_cast<const char*>(lf) - text.data()) + 1;
@@ -101,12 +101,12 @@ ContentLengthResult ContentLengthDecoder::decode(ByteView input) {
   }
   const std::size_t total = body_begin_ + static_cast<std::size_t>(length_);
   if (input.size() < total) {
-    return {ContentLengthResult::Status::NeedMore, {}, total,
+    return {ContentLengthResult::Status::need_more, {}, total,
             kEofInBody};
   }
   const ByteView body = input.subspan(body_begin_, total - body_begin_);
   reset();
-  return {ContentLengthResult::Status::Message, body, total, {}};
+  return {ContentLengthResult::Status::message, body, total, {}};
 }
 
 void append_content_length_header(std::string& out, std::size_t body_bytes) {

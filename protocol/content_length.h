@@ -12,17 +12,17 @@ namespace spinrpc {
 /// What ContentLengthDecoder::decode found at the start of its input.
 struct ContentLengthResult {
   enum class Status {
-    Message,   ///< a whole message: `body` is set, `size_bytes` is header + body
-    NeedMore,  ///< a valid prefix of a message: `size_bytes` bytes are needed
+    message,   ///< a whole message: `body` is set, `size_bytes` is header + body
+    need_more,  ///< a valid prefix of a message: `size_bytes` bytes are needed
   };
   Status status;
-  /// Status::Message only: the body, a view into the decoded input.
+  /// Status::message only: the body, a view into the decoded input.
   ByteView body;
-  /// Message: bytes the message occupies (consume that many).
-  /// NeedMore: total bytes the message needs once its header block is
+  /// message: bytes the message occupies (consume that many).
+  /// need_more: total bytes the message needs once its header block is
   /// complete, input.size() + 1 before that; always > input.size().
   std::size_t size_bytes;
-  /// NeedMore only: what EOF at this point means. Empty when no byte of a
+  /// need_more only: what EOF at this point means. Empty when no byte of a
   /// message has arrived (a clean end); otherwise the one-line error for a
   /// message cut short (docs/ASYNC.md, "Deliberate differences": EOF inside a header or before the body).
   std::string_view eof_error;

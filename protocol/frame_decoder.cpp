@@ -28,12 +28,12 @@ constexpr std::uint8_t kBin32 = 0xc6;
 }
 
 DecodeResult need_more(std::size_t total, bool inside_field) {
-  return {DecodeResult::Status::NeedMore, {}, total, inside_field};
+  return {DecodeResult::Status::need_more, {}, total, inside_field};
 }
 
 std::uint8_t byte_at(ByteView in, std::size_t i) { return std::to_integer<std::uint8_t>(in[i]); }
 
-// One bin field starting at `pos`: either its bounds or the NeedMore to report.
+// One bin field starting at `pos`: either its bounds or the need_more to report.
 struct BinField {
   bool complete;
   std::size_t begin = 0;  // also set, with end, when only the length field is whole
@@ -112,7 +112,7 @@ DecodeResult decode_frame(ByteView in, const Limits& limits) {
     return partial;
   }
 
-  return {DecodeResult::Status::Frame,
+  return {DecodeResult::Status::frame,
           FrameView{*type, in.subspan(name.begin, name.end - name.begin),
                     in.subspan(payload.begin, payload.end - payload.begin)},
           payload.end, false};

@@ -9,22 +9,22 @@ namespace spinrpc {
 /// What decode_frame found at the start of its input.
 struct DecodeResult {
   enum class Status {
-    Frame,     ///< a whole frame: `frame` is set, `size_bytes` is its length
-    NeedMore,  ///< a valid prefix of a frame: `size_bytes` bytes are needed
+    frame,     ///< a whole frame: `frame` is set, `size_bytes` is its length
+    need_more,  ///< a valid prefix of a frame: `size_bytes` bytes are needed
   };
   Status status;
-  /// Status::Frame only; views into the decoded input.
+  /// Status::frame only; views into the decoded input.
   FrameView frame;
-  /// Frame: bytes the frame occupies (consume that many).
-  /// NeedMore: total bytes the frame needs, once its lengths are known, or
+  /// frame: bytes the frame occupies (consume that many).
+  /// need_more: total bytes the frame needs, once its lengths are known, or
   /// input.size() + 1 before that; always > input.size().
   std::size_t size_bytes;
-  /// NeedMore only: the input ends inside a multi-byte field (a bin16/bin32
+  /// need_more only: the input ends inside a multi-byte field (a bin16/bin32
   /// length, or a name or payload that has begun). tsgo's reader treats EOF
   /// there as "unexpected EOF" and EOF at any other point as a clean end;
   /// docs/PROTOCOL.md#end-of-input.
   bool inside_field;
-  /// NeedMore only, once the payload's length field is whole: the offset at
+  /// need_more only, once the payload's length field is whole: the offset at
   /// which the payload begins (it ends at size_bytes), with `frame` holding
   /// the type and the name (its payload empty). 0 until then. Lets a reader
   /// put a big payload's remaining bytes straight where they are wanted

@@ -79,7 +79,7 @@ std::string_view AsyncSession::call_client(std::string_view callback, std::strin
   write(request);
   for (;;) {
     const auto body = channel_.try_read_body();
-    if (!body) throw PeerClosed("the client closed the connection during a call", PeerClosed::Where::DuringCall);
+    if (!body) throw PeerClosed("the client closed the connection during a call", PeerClosed::Where::during_call);
     const JsonRpcMessage& m = decoder_.decode(*body);
     if (m.kind == JsonRpcMessage::Kind::Request) {
       // Answered once this request is done (a deliberate difference: tsgo

@@ -34,7 +34,7 @@ ByteView FrameSession::call(std::string_view callback, ByteView arguments, std::
   try {
     channel_.write_frame(MessageType::Call, as_bytes(callback), arguments);
     const auto frame = read_client_frame(channel_);
-    if (!frame) throw PeerClosed("the client closed the connection during a Call", PeerClosed::Where::DuringCall);
+    if (!frame) throw PeerClosed("the client closed the connection during a Call", PeerClosed::Where::during_call);
     reply = *frame;
     if (ring) {
       ring->span(trace::Kind::call, static_cast<std::uint8_t>(reply.type), start, ring->last(), 0, 0,

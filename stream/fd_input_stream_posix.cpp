@@ -47,7 +47,7 @@ long FdInputStream::peer_gone(int err) const {
   if (err == ECONNRESET) {
     throw PeerClosed("the peer closed the connection without reading what was sent to it (fd " +
                          std::to_string(fd_.get()) + ")",
-                     PeerClosed::Where::Writing);
+                     PeerClosed::Where::writing);
   }
   return 0;  // EPIPE: the same as EOF
 }

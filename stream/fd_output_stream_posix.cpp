@@ -35,7 +35,7 @@ bool is_pipe(int fd) {
 }
 
 [[noreturn]] void throw_reader_gone() {
-  throw PeerClosed("cannot write to peer: it closed the connection", PeerClosed::Where::Writing);
+  throw PeerClosed("cannot write to peer: it closed the connection", PeerClosed::Where::writing);
 }
 
 }  // namespace

@@ -13,11 +13,11 @@ class PeerClosed : public std::runtime_error {
  public:
   /// Where in the conversation the peer left.
   enum class Where {
-    BetweenFrames,  ///< no frame begun (read_frame, which needed one)
-    FieldBoundary,  ///< inside a frame, after a whole field (e.g. after `93 01 c4`)
-    InsideField,    ///< inside a multi-byte field: a bin16/bin32 length, a name or payload begun
-    DuringCall,     ///< a Request is open and its handler waits for a CallResponse
-    Writing,        ///< our write found the reader gone (EPIPE/ECONNRESET), or a read
+    between_frames,  ///< no frame begun (read_frame, which needed one)
+    field_boundary,  ///< inside a frame, after a whole field (e.g. after `93 01 c4`)
+    inside_field,    ///< inside a multi-byte field: a bin16/bin32 length, a name or payload begun
+    during_call,     ///< a Request is open and its handler waits for a CallResponse
+    writing,        ///< our write found the reader gone (EPIPE/ECONNRESET), or a read
                     ///< found a socket peer gone with what we sent it unread (ECONNRESET)
   };
 
@@ -29,7 +29,7 @@ class PeerClosed : public std::runtime_error {
   /// reports only that case as "unexpected EOF"; spinrpc-server also reports
   /// the other ways a message or a request is cut short
   /// (docs/PROTOCOL.md#where-spinrpc-server-differs-from-tsgo).
-  bool inside_field() const noexcept { return where_ == Where::InsideField; }
+  bool inside_field() const noexcept { return where_ == Where::inside_field; }
 
  private:
   Where where_;  // see where()

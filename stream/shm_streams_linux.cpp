@@ -283,7 +283,7 @@ class ShmOutputStream final : public OutputStream {
       if (const std::size_t n = room_for(1); n > 0) return room();
       cpu_relax();
     } while (Clock::now() < spin_until);
-    if (reader_gone()) throw PeerClosed("cannot write to peer: it closed the connection", PeerClosed::Where::Writing);
+    if (reader_gone()) throw PeerClosed("cannot write to peer: it closed the connection", PeerClosed::Where::writing);
     for (;;) {
       const std::chrono::nanoseconds limit = sleep_limit(deadline_, "the peer took no more bytes before the deadline");
       announce_sleep(control_.writer.asleep);
@@ -293,7 +293,7 @@ class ShmOutputStream final : public OutputStream {
       control_.writer.asleep.store(0, std::memory_order_relaxed);
       if (room_for(1) > 0) return room();
       if (result == ETIMEDOUT && reader_gone()) {
-        throw PeerClosed("cannot write to peer: it closed the connection", PeerClosed::Where::Writing);
+        throw PeerClosed("cannot write to peer: it closed the connection", PeerClosed::Where::writing);
       }
     }
   }

@@ -29,7 +29,7 @@ Napi::Value end_all(const Napi::CallbackInfo& info) {
 Napi::Value check_options(const Napi::CallbackInfo& info) {
   SyncRpcOptions options;
   bool collect_timing = false;
-  CallbackFailureRule rule = CallbackFailureRule::kContinue;
+  CallbackFailureRule rule = CallbackFailureRule::request_returns;
   read_options(info[0], options, collect_timing, rule);
   return info.Env().Undefined();
 }

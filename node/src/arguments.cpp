@@ -126,11 +126,11 @@ void read_options(const Napi::Value& value, SyncRpcOptions& options, bool& colle
     } else if (key == "callbackFailure") {
       const std::string text = v.IsString() ? v.As<Napi::String>().Utf8Value() : std::string();
       if (text == "continue") {
-        rule = CallbackFailureRule::kContinue;
+        rule = CallbackFailureRule::request_returns;
       } else if (text == "throw") {
-        rule = CallbackFailureRule::kThrow;
+        rule = CallbackFailureRule::request_throws;
       } else if (text == "poison") {
-        rule = CallbackFailureRule::kPoison;
+        rule = CallbackFailureRule::channel_poisoned;
       } else {
         throw Napi::TypeError::New(value.Env(),
                                    "SyncRpcChannel: option callbackFailure must be \"continue\", \"throw\" or \"poison\"");

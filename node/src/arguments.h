@@ -23,9 +23,9 @@ inline constexpr std::size_t kMaxReplyBytes = (std::size_t{4} << 30) + (std::siz
 /// (node/dialects.json's callback_failure). Under every rule the server
 /// gets CallError and the request reads its reply.
 enum class CallbackFailureRule {
-  kContinue,  ///< the request returns (the default)
-  kThrow,     ///< "throw": the request throws "Error calling callback …"
-  kPoison,    ///< "poison": that, and every later request throws the same error
+  request_returns,  ///< the request returns (the default)
+  request_throws,     ///< "throw": the request throws "Error calling callback …"
+  channel_poisoned,    ///< "poison": that, and every later request throws the same error
 };
 
 /// `value` as a string; else a TypeError "<what> must be a string, got …".

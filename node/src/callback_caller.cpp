@@ -37,16 +37,16 @@ CallbackOutcome call_callback(Napi::Env env, napi_value callback, napi_value nam
   if (napi_call_function(env, env.Undefined(), caller.call.Value(), 4, argv, &result) != napi_ok) {
     // Past the catch: the engine is stopping JavaScript. Its exception stays
     // pending (call_callback's contract).
-    return {CallbackOutcome::Kind::kStopped, nullptr};
+    return {CallbackOutcome::Kind::stopped, nullptr};
   }
   bool threw = false;
   if (Napi::Value(env, result).IsObject()) napi_strict_equals(env, result, failed, &threw);
-  if (!threw) return {CallbackOutcome::Kind::kReturned, result};
+  if (!threw) return {CallbackOutcome::Kind::returned, result};
   // Taken out of `failed`, which keeps nothing alive until the next failure.
   Napi::Object holder(env, failed);
   const Napi::Value thrown = holder.Get("thrown");
   holder.Set("thrown", env.Undefined());
-  return {CallbackOutcome::Kind::kThrew, thrown};
+  return {CallbackOutcome::Kind::threw, thrown};
 }
 
 }  // namespace spinrpc::node

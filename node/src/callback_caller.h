@@ -7,9 +7,9 @@ namespace spinrpc::node {
 /// How a registered callback's call ended.
 struct CallbackOutcome {
   enum class Kind {
-    kReturned,  ///< `value` is what the callback returned
-    kThrew,     ///< `value` is what it threw (any value, null and primitives too)
-    kStopped,   ///< the engine stopped it; no `value` (nullptr)
+    returned,  ///< `value` is what the callback returned
+    threw,     ///< `value` is what it threw (any value, null and primitives too)
+    stopped,   ///< the engine stopped it; no `value` (nullptr)
   };
   Kind kind;
   napi_value value;

@@ -162,7 +162,7 @@ class Channel : public Napi::ObjectWrap<Channel> {
     callback_failure_.Reset();
     try {
       std::optional<ByteView> reply = core.request(method, payload, sink);
-      if (rule_ != CallbackFailureRule::kContinue && !callback_failure_.IsEmpty()) {
+      if (rule_ != CallbackFailureRule::request_returns && !callback_failure_.IsEmpty()) {
         throw_callback_failure(env, nullptr);
       }
       return reply;
@@ -174,7 +174,7 @@ class Channel : public Napi::ObjectWrap<Channel> {
       return std::nullopt;
     } catch (...) {
       if (callback_failure_.IsEmpty()) throw to_js_error(env, std::current_exception());
-      if (rule_ != CallbackFailureRule::kContinue) {
+      if (rule_ != CallbackFailureRule::request_returns) {
         throw_callback_failure(env, to_js_error(env, std::current_exception()).Value());
       }
       // The request failed after a callback threw (tsgo, for one, exits
@@ -237,7 +237,7 @@ class Channel : public Napi::ObjectWrap<Channel> {
     if (!thrown.IsUndefined()) error.Set("cause", thrown);
     if (after != nullptr) error.Set("requestError", Napi::Value(env, after));
     callback_failure_.Reset();
-    if (rule_ == CallbackFailureRule::kPoison) {
+    if (rule_ == CallbackFailureRule::channel_poisoned) {
       Napi::Object holder = Napi::Object::New(env);
       holder.Set("error", error.Value());
       poisoned_ = Napi::Reference<Napi::Object>::New(holder, 1);
@@ -263,7 +263,7 @@ class Channel : public Napi::ObjectWrap<Channel> {
                         std::string_view payload) {
     const Napi::Env env = Env();
     const Napi::HandleScope scope(env);
-    if (rule_ != CallbackFailureRule::kContinue && !callback_failure_.IsEmpty()) {
+    if (rule_ != CallbackFailureRule::request_returns && !callback_failure_.IsEmpty()) {
       // The TS 7 channel's request ended at the first failure, so no later
       // callback of it runs; the server is answered without running one.
       throw std::runtime_error("callback `" + std::string(name) +
@@ -287,13 +287,13 @@ class Channel : public Napi::ObjectWrap<Channel> {
     const CallbackOutcome outcome =
         call_callback(env, callback.Value(), Napi::String::New(env, name.data(), name.size()),
                       Napi::String::New(env, payload.data(), payload.size()));
-    if (outcome.kind == CallbackOutcome::Kind::kStopped) {
+    if (outcome.kind == CallbackOutcome::Kind::stopped) {
       // The request ends here, with no JavaScript value made, the engine's
       // exception pending, and the server's Call unanswered: the channel is
       // broken.
       throw CallbackAborted("callback `" + std::string(name) + "` was stopped by the JavaScript engine");
     }
-    if (outcome.kind == CallbackOutcome::Kind::kThrew) {
+    if (outcome.kind == CallbackOutcome::Kind::threw) {
       // CallError with the TS 7 channel's text; the request goes on and the
       // server decides what the failure means (the rule decides what the
       // request then throws).
@@ -379,7 +379,7 @@ class Channel : public Napi::ObjectWrap<Channel> {
   Napi::Reference<Napi::Object> callback_failure_;  // {thrown: what the callback threw}
   std::string callback_failure_text_;
   std::string callback_failure_message_;  // the TS 7 channel's error for it
-  CallbackFailureRule rule_ = CallbackFailureRule::kContinue;
+  CallbackFailureRule rule_ = CallbackFailureRule::request_returns;
   // Under the poison rule, after a failure: {error}, thrown by every request.
   Napi::Reference<Napi::Object> poisoned_;
 };

@@ -129,7 +129,7 @@ TEST_CASE("FrameChannel over a socket whose peer closed with our reply unread th
     link.write_end.reset();  // the peer goes, our Response still in its queue
     const auto error = thrown<PeerClosed>([&] { (void)channel.try_read_frame(); });
     REQUIRE(error.has_value());
-    CHECK(error->where() == PeerClosed::Where::Writing);
+    CHECK(error->where() == PeerClosed::Where::writing);
   }
 }
 
@@ -192,7 +192,7 @@ TEST_CASE("FrameChannel throws PeerClosed on EOF inside a frame, telling a cut f
                         : "unexpected EOF: the peer closed the connection after " + std::to_string(cut) +
                               (cut == 1 ? " byte" : " bytes") +
                               " of a message, at a field boundary; the message is incomplete"));
-          CHECK((error->where() == (inside ? PeerClosed::Where::InsideField : PeerClosed::Where::FieldBoundary)));
+          CHECK((error->where() == (inside ? PeerClosed::Where::inside_field : PeerClosed::Where::field_boundary)));
           CHECK(writer.wait() == "");
         }
       }

@@ -120,7 +120,7 @@ TEST_CASE("EOF inside a payload read into the sink is PeerClosed") {
     RecordingSink sink;
     const auto error = thrown<PeerClosed>([&] { reader.try_read_frame(&sink); });
     REQUIRE(error.has_value());
-    CHECK(error->where() == PeerClosed::Where::InsideField);
+    CHECK(error->where() == PeerClosed::Where::inside_field);
     CHECK(sink.asked.size() == 1);
     CHECK(writer.finish() == "");
   }

@@ -466,7 +466,7 @@ TEST_CASE("A child that closes its input but runs on is ChildExited saying so, n
   REQUIRE(::access(fd0.c_str(), F_OK) != 0);
   const ChildExited e = thrown_by<ChildExited>([&] { child.request("echo", "hi"); });
   CHECK(std::string(e.what()) == "sh closed its input and is still running");
-  CHECK(e.where() == spinrpc::PeerClosed::Where::Writing);
+  CHECK(e.where() == spinrpc::PeerClosed::Where::writing);
   CHECK_FALSE(e.wait_status().has_value());
   const int status = child.close();
   CHECK(WIFSIGNALED(status));

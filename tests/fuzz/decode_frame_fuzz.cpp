@@ -78,7 +78,7 @@ Outcome decode(ByteView in, const Limits& limits) {
   }
   // Anything else escaping decode_frame ends the process (std::terminate):
   // libFuzzer reports it as a crash.
-  if (r.status == DecodeResult::Status::NeedMore) {
+  if (r.status == DecodeResult::Status::need_more) {
     out.kind = Outcome::Kind::NeedMore;
     out.size_bytes = r.size_bytes;
     out.inside_field = r.inside_field;
@@ -87,7 +87,7 @@ Outcome decode(ByteView in, const Limits& limits) {
                "NeedMore never asks for more than the limit once a length is known");
     return out;
   }
-  FUZZ_CHECK(r.status == DecodeResult::Status::Frame, "status is Frame or NeedMore");
+  FUZZ_CHECK(r.status == DecodeResult::Status::frame, "status is Frame or NeedMore");
   out.kind = Outcome::Kind::Frame;
   out.size_bytes = r.size_bytes;
   out.type = r.frame.type;

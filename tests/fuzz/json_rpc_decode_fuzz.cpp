@@ -57,7 +57,7 @@ Split split(std::string_view stream, std::uint64_t seed, bool random_cuts) {
     for (;;) {
       const std::string_view pending = stream.substr(begin, available - begin);
       const ContentLengthResult r = decoder.decode(spinrpc::as_bytes(pending));
-      if (r.status == ContentLengthResult::Status::Message) {
+      if (r.status == ContentLengthResult::Status::message) {
         FUZZ_CHECK(r.size_bytes <= pending.size(), "a message lies inside its input");
         out.bodies.emplace_back(spinrpc::as_text(r.body));
         begin += r.size_bytes;

@@ -164,7 +164,7 @@ bool whole_messages_only(ByteView input) {
   while (!input.empty()) {
     try {
       const spinrpc::ContentLengthResult r = decoder.decode(input);
-      if (r.status != spinrpc::ContentLengthResult::Status::Message) return false;
+      if (r.status != spinrpc::ContentLengthResult::Status::message) return false;
       input = input.subspan(r.size_bytes);
     } catch (const spinrpc::ProtocolError&) {
       return false;

@@ -200,7 +200,7 @@ bool whole_frames_only(ByteView input) {
   while (!input.empty()) {
     try {
       const spinrpc::DecodeResult r = spinrpc::decode_frame(input, limits);
-      if (r.status != spinrpc::DecodeResult::Status::Frame) return false;
+      if (r.status != spinrpc::DecodeResult::Status::frame) return false;
       input = input.subspan(r.size_bytes);
     } catch (const spinrpc::ProtocolError&) {
       return false;
@@ -243,7 +243,7 @@ void check_batch_replies(const std::string& output) {
   limits.max_message_bytes = kMaxMessageBytes * 2;
   while (!rest.empty()) {
     const spinrpc::DecodeResult r = spinrpc::decode_frame(rest, limits);
-    FUZZ_CHECK(r.status == spinrpc::DecodeResult::Status::Frame, "the server writes whole frames");
+    FUZZ_CHECK(r.status == spinrpc::DecodeResult::Status::frame, "the server writes whole frames");
     if (r.frame.type == spinrpc::MessageType::Response && r.frame.name_text() == "batchRequests") {
       FUZZ_CHECK(nlohmann::json::accept(r.frame.payload_text()), "a batchRequests reply is one JSON value");
     }

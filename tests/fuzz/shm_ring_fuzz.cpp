@@ -425,7 +425,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     limits.max_message_bytes = kMaxMessageBytes;
     for (std::size_t i = 1; i < sent.size(); ++i) {
       const spinrpc::DecodeResult r = spinrpc::decode_frame(rest, limits);
-      FUZZ_CHECK(r.status == spinrpc::DecodeResult::Status::Frame, "every echo is a whole frame");
+      FUZZ_CHECK(r.status == spinrpc::DecodeResult::Status::frame, "every echo is a whole frame");
       std::string expected = sent[i];
       expected[0] = static_cast<char>(MessageType::Response);
       FUZZ_CHECK(key(r.frame.type, r.frame.name, r.frame.payload) == expected, "each echo is its request's");

@@ -25,7 +25,7 @@ std::string message(std::string_view body) {
 std::string body_of(std::string_view input, Limits limits = {}) {
   ContentLengthDecoder decoder(limits);
   const ContentLengthResult r = decoder.decode(as_bytes(input));
-  REQUIRE(r.status == Status::Message);
+  REQUIRE(r.status == Status::message);
   return std::string(as_text(r.body));
 }
 
@@ -50,7 +50,7 @@ std::vector<std::string> split(std::string_view stream, std::size_t chunk) {
   for (;;) {
     const std::string_view pending = stream.substr(begin, available - begin);
     const ContentLengthResult r = decoder.decode(as_bytes(pending));
-    if (r.status == Status::Message) {
+    if (r.status == Status::message) {
       REQUIRE(r.body.data() >= as_bytes(stream).data());  // a view, not a copy
       bodies.emplace_back(as_text(r.body));
       begin += r.size_bytes;
@@ -93,7 +93,7 @@ TEST_CASE("every prefix of a message asks for more; EOF there is an error, excep
     CAPTURE(n);
     ContentLengthDecoder decoder{Limits{}};
     const ContentLengthResult r = decoder.decode(as_bytes(std::string_view(m).substr(0, n)));
-    REQUIRE(r.status == Status::NeedMore);
+    REQUIRE(r.status == Status::need_more);
     CHECK(r.size_bytes > n);
     if (n >= header) CHECK(r.size_bytes == m.size());
     if (n == 0) CHECK(r.eof_error.empty());

@@ -39,7 +39,7 @@ void check_decodes_in_place(const Bytes& frame, std::uint8_t type, const Bytes& 
   const FrameLayout layout(marker, name.size(), payload.size());
   REQUIRE(frame.size() == layout.total);
   const DecodeResult r = decode_frame(frame, kDefaultLimits);
-  REQUIRE(r.status == DecodeResult::Status::Frame);
+  REQUIRE(r.status == DecodeResult::Status::frame);
   CHECK(static_cast<int>(r.frame.type) == type);
   CHECK(r.size_bytes == frame.size());
   CHECK_FALSE(r.inside_field);
@@ -74,7 +74,7 @@ TEST_CASE("decode_frame reads the type from a positive fixint or a 0xcc uint8 by
   const Bytes uint8 = bytes({0x93, 0xcc, 0x04, 0xc4, 4, 'e', 'c', 'h', 'o', 0xc4, 2, 'h', 'i'});
   for (const Bytes* frame : {&fixint, &uint8}) {
     const DecodeResult r = decode_frame(*frame, kDefaultLimits);
-    REQUIRE(r.status == DecodeResult::Status::Frame);
+    REQUIRE(r.status == DecodeResult::Status::frame);
     CHECK(r.frame.type == MessageType::Response);
     CHECK(r.frame.name_text() == "echo");
     CHECK(r.frame.payload_text() == "hi");
@@ -89,7 +89,7 @@ TEST_CASE("decode_frame decodes only the first of several frames in a buffer and
   const Bytes all = test::concat({first, second, third});
 
   const DecodeResult r1 = decode_frame(all, kDefaultLimits);
-  REQUIRE(r1.status == DecodeResult::Status::Frame);
+  REQUIRE(r1.status == DecodeResult::Status::frame);
   CHECK(r1.size_bytes == first.size());
   CHECK(r1.frame.type == MessageType::Request);
   CHECK(r1.frame.payload_text() == "one");
@@ -97,14 +97,14 @@ TEST_CASE("decode_frame decodes only the first of several frames in a buffer and
 
   const ByteView rest = ByteView(all).subspan(r1.size_bytes);
   const DecodeResult r2 = decode_frame(rest, kDefaultLimits);
-  REQUIRE(r2.status == DecodeResult::Status::Frame);
+  REQUIRE(r2.status == DecodeResult::Status::frame);
   CHECK(r2.size_bytes == second.size());
   CHECK(r2.frame.type == MessageType::Call);
   CHECK(r2.frame.name_text() == "readFile");
   CHECK(same_bytes(r2.frame.payload, pattern(300)));
 
   const DecodeResult r3 = decode_frame(rest.subspan(r2.size_bytes), kDefaultLimits);
-  REQUIRE(r3.status == DecodeResult::Status::Frame);
+  REQUIRE(r3.status == DecodeResult::Status::frame);
   CHECK(r3.size_bytes == third.size());
   CHECK(r3.frame.type == MessageType::Response);
   CHECK(r3.frame.payload.empty());
@@ -114,7 +114,7 @@ TEST_CASE("decode_frame ignores whatever follows a whole frame, even malformed b
   const Bytes frame = msgpack_frame(1, bytes("echo"), bytes("x"));
   const Bytes with_garbage = test::concat({frame, bytes({0x92, 0xff, 0xa4})});
   const DecodeResult r = decode_frame(with_garbage, kDefaultLimits);
-  REQUIRE(r.status == DecodeResult::Status::Frame);
+  REQUIRE(r.status == DecodeResult::Status::frame);
   CHECK(r.size_bytes == frame.size());
   CHECK(r.frame.payload_text() == "x");
 }
@@ -159,7 +159,7 @@ std::string feed_in_chunks(const Bytes& frame, const Sample& s, std::size_t chun
       prefix = copy;
     }
     const DecodeResult r = decode_frame(prefix, kDefaultLimits);
-    if (r.status != DecodeResult::Status::NeedMore) return at + "not NeedMore";
+    if (r.status != DecodeResult::Status::need_more) return at + "not need_more";
     if (r.size_bytes <= k) return at + "size_bytes " + std::to_string(r.size_bytes) + " <= prefix";
     if (r.size_bytes > n) return at + "size_bytes " + std::to_string(r.size_bytes) + " > frame";
     if (layout.lengths_known(k) && r.size_bytes != n) {
@@ -170,7 +170,7 @@ std::string feed_in_chunks(const Bytes& frame, const Sample& s, std::size_t chun
     }
   }
   const DecodeResult r = decode_frame(frame, kDefaultLimits);
-  if (r.status != DecodeResult::Status::Frame) return "whole frame: not Frame";
+  if (r.status != DecodeResult::Status::frame) return "whole frame: not Frame";
   if (r.size_bytes != n) return "whole frame: size_bytes " + std::to_string(r.size_bytes);
   if (static_cast<int>(r.frame.type) != s.type) return "whole frame: type";
   if (r.frame.name.data() != frame.data() + layout.name_data) return "whole frame: name copied";
@@ -226,7 +226,7 @@ TEST_CASE("decode_frame reports tsgo's EOF position and the needed size at each 
   for (const Cut& cut : cuts) {
     CAPTURE(cut.prefix);
     const DecodeResult r = decode_frame(ByteView(frame).first(cut.prefix), kDefaultLimits);
-    CHECK(r.status == DecodeResult::Status::NeedMore);
+    CHECK(r.status == DecodeResult::Status::need_more);
     CHECK(r.inside_field == cut.inside_field);
     CHECK(r.size_bytes == cut.size_bytes);
   }
@@ -234,7 +234,7 @@ TEST_CASE("decode_frame reports tsgo's EOF position and the needed size at each 
   // The uint8 type form: EOF between 0xcc and its value is a clean EOF for
   // tsgo's byte reader, like EOF after any one-byte field.
   const DecodeResult after_cc = decode_frame(bytes({0x93, 0xcc}), kDefaultLimits);
-  CHECK(after_cc.status == DecodeResult::Status::NeedMore);
+  CHECK(after_cc.status == DecodeResult::Status::need_more);
   CHECK_FALSE(after_cc.inside_field);
   CHECK(after_cc.size_bytes == 3);
 }
@@ -343,7 +343,7 @@ TEST_CASE("decode_frame refuses a frame over a custom max_message_bytes before i
   SUBCASE("a frame of exactly the limit is accepted") {
     const Bytes frame = msgpack_frame(1, name, pattern(90));
     REQUIRE(frame.size() == 100);
-    CHECK(decode_frame(frame, limits).status == DecodeResult::Status::Frame);
+    CHECK(decode_frame(frame, limits).status == DecodeResult::Status::frame);
   }
   SUBCASE("one byte more is refused as soon as the payload length is known") {
     const Bytes frame = msgpack_frame(1, name, pattern(91));
@@ -353,7 +353,7 @@ TEST_CASE("decode_frame refuses a frame over a custom max_message_bytes before i
     CHECK_THROWS_WITH_AS(decode_frame(ByteView(frame).first(10), limits), message, ProtocolError);
     CHECK_THROWS_WITH_AS(decode_frame(frame, limits), message, ProtocolError);
     // Before the length is whole there is nothing to refuse yet.
-    CHECK(decode_frame(ByteView(frame).first(9), limits).status == DecodeResult::Status::NeedMore);
+    CHECK(decode_frame(ByteView(frame).first(9), limits).status == DecodeResult::Status::need_more);
   }
   SUBCASE("a bin16 payload length over the limit is refused with only its header") {
     // 0x93 01 c4 04 echo c5 01 2c: a 300-byte payload, 311 bytes in all.
@@ -387,7 +387,7 @@ TEST_CASE("decode_frame accepts a frame announcing exactly the default limit and
   const auto b = [payload](int shift) { return static_cast<int>((payload >> shift) & 0xff); };
   const Bytes header = bytes({0x93, 0x01, 0xc4, 0x00, 0xc6, b(24), b(16), b(8), b(0)});
   const DecodeResult r = decode_frame(header, kDefaultLimits);
-  CHECK(r.status == DecodeResult::Status::NeedMore);
+  CHECK(r.status == DecodeResult::Status::need_more);
   CHECK(r.size_bytes == Limits::kDefaultMaxMessageBytes);
   CHECK_FALSE(r.inside_field);
 
@@ -408,7 +408,7 @@ TEST_CASE("decode_frame reports the first offending byte in wire order") {
                        "expected binary data (0xc4-0xc6), received: 0xd9", ProtocolError);
   // A bad payload marker behind a name still arriving is not seen yet.
   const DecodeResult r = decode_frame(bytes({0x93, 0x01, 0xc4, 0x05, 'e', 'c'}), kDefaultLimits);
-  CHECK(r.status == DecodeResult::Status::NeedMore);
+  CHECK(r.status == DecodeResult::Status::need_more);
   CHECK(r.inside_field);
 }
 

@@ -152,7 +152,7 @@ TEST_CASE("decode_frame reads back every frame append_frame writes, views in pla
       const Bytes payload = pattern(size, 42);
       const Bytes frame = encode(type, name, payload);
       const DecodeResult r = decode_frame(frame, Limits{});
-      REQUIRE(r.status == DecodeResult::Status::Frame);
+      REQUIRE(r.status == DecodeResult::Status::frame);
       CHECK(r.size_bytes == frame.size());
       CHECK(r.frame.type == type_of(type));
       CHECK(same_bytes(r.frame.name, name));

@@ -212,7 +212,7 @@ TEST_CASE("reply writers: tsgo's member order, compact, Content-Length") {
   for (const std::string& m : {out}) {
     ContentLengthDecoder decoder{Limits{}};
     const auto r = decoder.decode(as_bytes(m));
-    REQUIRE(r.status == ContentLengthResult::Status::Message);
+    REQUIRE(r.status == ContentLengthResult::Status::message);
     CHECK(r.size_bytes == m.size());
     CHECK(nlohmann::json::parse(as_text(r.body))["method"] == "readFile");
   }

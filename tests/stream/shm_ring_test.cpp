@@ -471,7 +471,7 @@ TEST_CASE("the writer with a full ring throws PeerClosed once the reader's pipe 
     write_bytes(*c.client.out, pattern(kRing + 1, 13));
     FAIL("the write of more than the ring returned with no reader");
   } catch (const PeerClosed& e) {
-    CHECK(e.where() == PeerClosed::Where::Writing);
+    CHECK(e.where() == PeerClosed::Where::writing);
   }
   CHECK(counters_of(*c.client.out).ring_full_waits >= 1);
 }

@@ -234,39 +234,44 @@ int serve(const CommandLine& line, const std::string& program, const AddMethods&
     const bool spinning = channel_options.spin.budget.count() > 0;
     std::string transport_reason;
     std::shared_ptr<SharedRing> ring = take_shm_offer(line, program, transport_reason);
-    FrameChannel channel(transport->accept(channel_options, spinning), std::move(channel_options));
+    // Serves one connection on `channel` through `serve_it`. From here this
+    // thread reads and writes the connection; the signal watcher (and a
+    // socket's rejecter) need none of what it opens or closes from now on.
+    // A table of its own keeps each read(2) and write(2) free of a
+    // reference count on the file, a cost on every spun round trip
+    // (descriptor/descriptor_table.h). What the others hold is released
+    // when they end, as the process exits.
+    const auto serve_connection = [&](auto& channel, const auto& serve_it) -> int {
+      own_descriptor_table();
+      try {
+        const StatsAtExit stats(channel, program, line.print_stats);
+        const CutShortWhileServing cut_short(shutdown, server, channel);
+        serve_it(channel);
+        return 0;
+      } catch (const ProtocolError& e) {
+        return fail(e.what());
+      } catch (const PeerClosed& e) {
+        return peer_closed_status(e, program);
+      }
+    };
+    Streams streams = transport->accept(channel_options, spinning);
+    if (line.async) {
+      // The same buffered, spin-aware stream under tsgo's JSON-RPC framing.
+      ByteStream stream(std::move(streams), channel_options, std::move(channel_options.spin));
+      stream.set_trace(channel_options.trace.get());
+      stream.set_transport_reason(std::move(transport_reason));
+      Limits limits;
+      limits.max_message_bytes = line.max_message_bytes;
+      JsonRpcChannel json(std::move(stream), limits);
+      return serve_connection(json, [&](JsonRpcChannel& c) { serve_async(server, c); });
+    }
+    FrameChannel channel(std::move(streams), std::move(channel_options));
     if (ring) {
       channel.switch_at_first_reply(shm_switch(std::move(ring), StreamSwitch::Side::server), StreamSwitch::Side::server);
     } else {
       channel.set_transport_reason(std::move(transport_reason));
     }
-    // From here this thread reads and writes the connection; the signal
-    // watcher (and a socket's rejecter) need none of what it opens or
-    // closes from now on. A table of its own keeps each read(2) and
-    // write(2) free of a reference count on the file, a cost on every spun
-    // round trip (descriptor/descriptor_table.h). What the others hold is
-    // released when they end, as the process exits.
-    own_descriptor_table();
-    try {
-      if (line.async) {
-        // The same buffered, spin-aware stream under tsgo's JSON-RPC framing.
-        Limits limits;
-        limits.max_message_bytes = line.max_message_bytes;
-        JsonRpcChannel json(std::move(channel).release_stream(), limits);
-        const StatsAtExit stats(json, program, line.print_stats);
-        const CutShortWhileServing cut_short(shutdown, server, json);
-        serve_async(server, json);
-        return 0;
-      }
-      const StatsAtExit stats(channel, program, line.print_stats);
-      const CutShortWhileServing cut_short(shutdown, server, channel);
-      server.serve(channel);
-      return 0;
-    } catch (const ProtocolError& e) {
-      return fail(e.what());
-    } catch (const PeerClosed& e) {
-      return peer_closed_status(e, program);
-    }
+    return serve_connection(channel, [&](FrameChannel& c) { server.serve(c); });
   } catch (const std::system_error& e) {
     return fail(program + ": " + e.what());
   } catch (const std::bad_alloc&) {

@@ -65,10 +65,10 @@ QEMU_LIMITS=(
   # (docs/INSTALL.md, "linux-arm64"). Left out so that the rest runs; it
   # must run on native arm64 before the ring is trusted there.
   "client and server channels move onto the ring after the first exchange*"
-  # The same open finding in the ring's own threaded cases: a writer
-  # thread waiting for room past its hang guard (TimedOut, uncaught in the
-  # thread) was seen once under qemu-user in CI on 2026-12-07; the ring's
-  # code was the same as in runs that passed.
+  # The same open finding in the ring's own threaded cases: under
+  # qemu-user a writer thread may wait for room past its hang guard
+  # (TimedOut, uncaught in the thread), with the reader asleep
+  # (docs/INSTALL.md, "linux-arm64").
   "the ring carries messages of every size in order across its wrap*"
   "a writer destroyed with more than a ring's worth still in flight*"
   "bytes on the pipe beside the ring are doorbells*"
